@@ -1,0 +1,21 @@
+"""diffkit: symbolic, numeric, forward- and reverse-mode differentiation, side by side.
+
+>>> import diffkit as dk, diffkit.numpy as dnp
+>>> f = lambda x: dnp.sum(dnp.sin(x) * x)
+>>> dk.grad(f)([0.0, 1.0])          # reverse mode (default)
+array([0.        , 1.38177329])
+>>> dk.grad(f, backend="forward")([0.0, 1.0])
+array([0.        , 1.38177329])
+"""
+
+from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
+from .backends import Backend, backend, backends
+from .core import DiffkitError, _install_operators
+from .reverse import Tensor, gradients, no_grad, tensor
+from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
+
+_install_operators()
+
+__version__ = "0.1.0"
+__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "derivative", "grad",
+           "gradients", "hessian", "jacobian", "jvp", "no_grad", "tensor", "value_and_grad", "vjp"]

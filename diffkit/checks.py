@@ -1,0 +1,66 @@
+"""Input and output checks shared by the transforms and the backends.
+
+Each failure is one :class:`~diffkit.core.DiffkitError` line that names what was
+wrong and what to do instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import Box, DiffkitError, primal
+
+
+def as_input(x: Any, where: str) -> Any:
+    """A value to differentiate at: real float numbers/arrays (ints become float64)."""
+    if isinstance(x, Box):
+        arr = np.asarray(primal(x))
+        if arr.dtype.kind == "c":
+            raise _complex_error(where)
+        return x
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise DiffkitError(f"{where} must be a real number or array; {exc}") from None
+    kind = arr.dtype.kind
+    if kind == "c":
+        raise _complex_error(where)
+    if kind not in "biuf":
+        raise DiffkitError(
+            f"{where} must be a real number or array, got {type(x).__name__} {x!r:.40}; "
+            "pass floats or numpy arrays")
+    if kind != "f":
+        arr = arr.astype(np.float64)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def _complex_error(where: str) -> DiffkitError:
+    return DiffkitError(
+        f"{where} is complex: forward and reverse AD in diffkit differentiate real functions "
+        "of real inputs; pass the real and imaginary parts as separate real arguments "
+        "(the numeric backend's complex step is the place complex numbers are used)")
+
+
+def check_scalar(y: Any, transform: str) -> None:
+    """``grad`` and friends need a scalar output."""
+    s = np.shape(primal(y))
+    if s != ():
+        raise DiffkitError(
+            f"{transform} requires the function to return a scalar, but it returned shape {s}; "
+            "use dk.jacobian or dk.vjp for non-scalar outputs (or reduce it, e.g. dnp.sum)")
+
+
+def check_output(y: Any, transform: str) -> None:
+    """Functions being differentiated must return one array or number."""
+    if isinstance(y, Box):
+        return
+    try:
+        kind = np.asarray(y).dtype.kind
+    except Exception:
+        kind = "O"
+    if kind not in "biuf":
+        raise DiffkitError(
+            f"{transform} requires the function to return a real number or array, got "
+            f"{type(y).__name__}; return one array (use has_aux=True for extra outputs)")

@@ -1,0 +1,256 @@
+"""The core: primitives, boxes, levels and `bind`.
+
+A *primitive* is one differentiable operation (``sin``, ``mul``, ``sum`` ...), defined
+once with its numpy implementation and its derivative rules (see ``diffkit.primitives``).
+Differentiation runs the user's ordinary Python function on *boxed* values: a dual
+number in forward mode, a tape entry in reverse mode. Every primitive call goes through
+:func:`bind`, which hands it to the *trace* that owns the highest-level box among the
+arguments; with no box at all it simply runs numpy.
+
+Each transform (``grad``, ``jvp`` ...) opens a new level on a stack. Boxes of a lower
+level are constants to a higher one, which keeps the perturbations of nested
+derivatives apart (no "perturbation confusion"); a box used after its transform has
+finished is an error, not a silent wrong answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+
+class DiffkitError(ValueError):
+    """A mistake in how diffkit was called; the message says what to do instead."""
+
+
+# --------------------------------------------------------------------------- primitives
+
+
+@dataclass(eq=False, repr=False)
+class Primitive:
+    """One operation with everything needed to differentiate it.
+
+    ``jvp[i](x_dot, y, *args, **params)`` is the tangent of the output contributed by
+    argument ``i`` (``y`` is the output); ``vjp[i](y_bar, y, *args, **params)`` is the
+    adjoint flowing back to argument ``i``. ``jvp_joint`` replaces the per-argument jvp
+    for linear n-ary primitives (it receives all tangents, zeros filled in).
+    ``broadcasts`` marks primitives whose output broadcasts its inputs (elementwise
+    arithmetic, matmul's batch axes): the interpreters align shapes for those.
+    ``sympy(sp, *args, **params)`` translates to a sympy expression (symbolic backend).
+
+    >>> from diffkit.primitives import sin
+    >>> float(sin(0.0))
+    0.0
+    """
+
+    name: str
+    impl: Callable[..., Any]
+    jvp: Sequence[Callable[..., Any]] = ()
+    vjp: Sequence[Callable[..., Any]] = ()
+    jvp_joint: Callable[..., Any] | None = None
+    sympy: Callable[..., Any] | None = None
+    broadcasts: bool = False
+    ufunc: np.ufunc | None = None
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        return bind(self, *args, **params)
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+@dataclass(frozen=True)
+class Each:
+    """The same rule for every argument of an n-ary primitive; the rule gets the index."""
+
+    rule: Callable[..., Any]
+
+    def __getitem__(self, i: int) -> Callable[..., Any]:
+        return partial(self.rule, i)
+
+
+# --------------------------------------------------------------------------- levels
+
+
+class Trace:
+    """An interpreter at one nesting level. Subclasses implement :meth:`process`."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+        self.alive = True
+
+    def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        raise NotImplementedError
+
+
+_levels: list[Trace] = []
+
+
+@contextlib.contextmanager
+def new_level(make: Callable[[int], Trace]) -> Iterator[Trace]:
+    """Open a transform's level; it ends (and its boxes die) however the block exits."""
+    trace = make(len(_levels) + 1)
+    _levels.append(trace)
+    try:
+        yield trace
+    finally:
+        _levels.pop()
+        trace.alive = False
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """Apply ``prim``: numpy on plain values, else the top-level box's interpreter."""
+    top = None
+    for a in args:
+        if isinstance(a, Box):
+            t = a._trace
+            if top is None or t.level > top.level:
+                top = t
+    if top is None:
+        return prim.impl(*args, **params)
+    if not top.alive:
+        raise DiffkitError(
+            f"a traced value escaped its transform and was used in {prim.name}(): "
+            "return values out of the differentiated function instead of storing them "
+            "(e.g. use has_aux=True)"
+        )
+    return top.process(prim, args, params)
+
+
+# --------------------------------------------------------------------------- boxes
+
+
+def primal(x: Any) -> Any:
+    """The plain numpy value under any number of boxes."""
+    while isinstance(x, Box):
+        x = x._value()
+    return x
+
+
+def shape(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, (Box, np.ndarray, np.generic)) else np.shape(x)
+
+
+def ndim(x: Any) -> int:
+    return len(shape(x))
+
+
+class Box:
+    """A value being differentiated; behaves like a numpy array of its primal.
+
+    Operators and methods call the primitives, so ``x * y`` on a box records or
+    propagates exactly like ``dnp.multiply(x, y)``. Comparisons look at the primal
+    value, so ``if x > 0:`` branches as in plain Python.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 100.0
+
+    def _value(self) -> Any:
+        raise NotImplementedError
+
+    # shape and dtype of the primal
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return shape(self._value())
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.result_type(primal(self))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d value")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    # comparisons branch on primal values
+    def __lt__(self, other: Any) -> Any:
+        return primal(self) < primal(other)
+
+    def __le__(self, other: Any) -> Any:
+        return primal(self) <= primal(other)
+
+    def __gt__(self, other: Any) -> Any:
+        return primal(self) > primal(other)
+
+    def __ge__(self, other: Any) -> Any:
+        return primal(self) >= primal(other)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return primal(self) == primal(other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return primal(self) != primal(other)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        return bool(primal(self))
+
+    def __float__(self) -> float:
+        raise TypeError(
+            "float() of a value being differentiated would drop its derivative: use "
+            "diffkit.numpy functions (dnp.sin, not math.sin), or .item() to take the "
+            "plain number on purpose"
+        )
+
+    def item(self) -> float:
+        """The plain Python number (the derivative is not tracked through it)."""
+        return primal(self).item()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError(
+            "this numpy call would convert a value being differentiated to a plain "
+            "array and drop its derivative: use the diffkit.numpy function instead "
+            "(import diffkit.numpy as dnp), e.g. dnp.stack instead of np.array"
+        )
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from . import numpy as dnp
+
+        return dnp._dispatch_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        from . import numpy as dnp
+
+        return dnp._dispatch_function(func, args, kwargs)
+
+
+def _install_operators() -> None:
+    """Give :class:`Box` the arithmetic operators and array methods, via the primitives."""
+    from . import numpy as dnp
+    from . import primitives as p
+
+    def binary(prim: Primitive) -> tuple[Callable, Callable]:
+        return (lambda self, o: bind(prim, self, o)), (lambda self, o: bind(prim, o, self))
+
+    for name, prim in [("add", p.add), ("sub", p.sub), ("mul", p.mul), ("truediv", p.div),
+                       ("pow", p.power)]:
+        fwd, rev = binary(prim)
+        setattr(Box, f"__{name}__", fwd)
+        setattr(Box, f"__r{name}__", rev)
+    Box.__matmul__ = lambda self, o: dnp.matmul(self, o)
+    Box.__rmatmul__ = lambda self, o: dnp.matmul(o, self)
+    Box.__neg__ = lambda self: bind(p.neg, self)
+    Box.__pos__ = lambda self: self
+    Box.__abs__ = lambda self: bind(p.abs, self)
+    Box.__getitem__ = lambda self, idx: dnp.getitem(self, idx)
+    Box.T = property(lambda self: dnp.transpose(self))
+    for name in ["sum", "mean", "prod", "max", "min", "reshape", "transpose", "dot"]:
+        setattr(Box, name, getattr(dnp, name))

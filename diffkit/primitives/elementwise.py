@@ -1,0 +1,146 @@
+"""Elementwise primitives: arithmetic, powers, transcendental and non-smooth functions.
+
+Every entry is complete: numpy implementation, JVP rule (tangent ``x_dot`` in, tangent
+out), VJP rule (adjoint ``y_bar`` in, adjoint of the argument out) and sympy
+translation. A unary function needs only its derivative ``d(y, x)`` (``y = f(x)`` is
+passed too, when it is cheaper to use): forward mode computes ``x_dot * d``, reverse
+mode ``y_bar * d``. Rules are written with the primitives themselves, so they can be
+differentiated again (Hessians, nested derivatives). Broadcasting is undone by the
+interpreters, once, not in each rule.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core import Box, Primitive, primal, shape
+
+
+def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
+          sympy: Callable[..., Any]) -> Primitive:
+    """A unary elementwise primitive from its derivative ``d(y, x)``."""
+    return Primitive(
+        name, impl,
+        jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
+        vjp=(lambda y_bar, y, x: y_bar * d(y, x),),
+        sympy=sympy, broadcasts=True, ufunc=impl if isinstance(impl, np.ufunc) else None,
+    )
+
+
+def _sigmoid(x: Any) -> Any:
+    return 0.5 * np.tanh(0.5 * x) + 0.5  # stable for large |x|
+
+
+def _zero(y: Any, x: Any) -> np.ndarray:
+    return np.zeros(shape(y))
+
+
+exp = unary("exp", np.exp, lambda y, x: y, lambda sp, x: sp.exp(x))
+log = unary("log", np.log, lambda y, x: 1.0 / x, lambda sp, x: sp.log(x))
+log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), lambda sp, x: sp.log(1 + x))
+sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, lambda sp, x: sp.sqrt(x))
+sin = unary("sin", np.sin, lambda y, x: cos(x), lambda sp, x: sp.sin(x))
+cos = unary("cos", np.cos, lambda y, x: -sin(x), lambda sp, x: sp.cos(x))
+tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, lambda sp, x: sp.tan(x))
+arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(1.0 - x * x), lambda sp, x: sp.asin(x))
+arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(1.0 - x * x),
+               lambda sp, x: sp.acos(x))
+arctan = unary("arctan", np.arctan, lambda y, x: 1.0 / (1.0 + x * x), lambda sp, x: sp.atan(x))
+sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), lambda sp, x: sp.sinh(x))
+cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), lambda sp, x: sp.cosh(x))
+tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, lambda sp, x: sp.tanh(x))
+sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), lambda sp, x: 1 / (1 + sp.exp(-x)))
+abs = unary("abs", np.abs, lambda y, x: sign(x), lambda sp, x: sp.Abs(x))  # noqa: A001
+sign = unary("sign", np.sign, _zero, lambda sp, x: sp.sign(x))
+
+neg = Primitive(
+    "neg", operator.neg,
+    jvp=(lambda x_dot, y, x: -x_dot,),
+    vjp=(lambda y_bar, y, x: -y_bar,),
+    sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative,
+)
+add = Primitive(
+    "add", operator.add,
+    jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: y_dot),
+    vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: z_bar),
+    sympy=lambda sp, x, y: x + y, broadcasts=True, ufunc=np.add,
+)
+sub = Primitive(
+    "sub", operator.sub,
+    jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot),
+    vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar),
+    sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract,
+)
+mul = Primitive(
+    "mul", operator.mul,
+    jvp=(lambda x_dot, z, x, y: x_dot * y, lambda y_dot, z, x, y: x * y_dot),
+    vjp=(lambda z_bar, z, x, y: z_bar * y, lambda z_bar, z, x, y: x * z_bar),
+    sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply,
+)
+div = Primitive(
+    "div", np.true_divide,
+    jvp=(lambda x_dot, z, x, y: x_dot / y, lambda y_dot, z, x, y: -y_dot * z / y),
+    vjp=(lambda z_bar, z, x, y: z_bar / y, lambda z_bar, z, x, y: -z_bar * z / y),
+    sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide,
+)
+
+
+def _dpow_dx(x: Any, y: Any) -> Any:
+    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0)."""
+    if not isinstance(y, Box) and np.ndim(y) == 0:  # a constant exponent: the common case
+        return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * x ** (y - 1))
+    return where(y * x ** (y - 1), 0.0, cond=primal(y) != 0)
+
+
+def _dpow_dy(z: Any, x: Any) -> Any:
+    """d(x**y)/dy = x^y log x, exactly 0 where x == 0 (the double-where keeps log(0) out)."""
+    at_zero = primal(x) == 0
+    return where(0.0, z * log(where(1.0, x, cond=at_zero)), cond=at_zero)
+
+
+power = Primitive(
+    "power", np.power,
+    jvp=(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y),
+         lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x)),
+    vjp=(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y),
+         lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x)),
+    sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power,
+)
+
+
+def _share(x: Any, y: Any) -> np.ndarray:
+    """Weight of x in max(x, y): 1 where x wins, 1/2 at ties (as JAX and PyTorch do)."""
+    px, py = primal(x), primal(y)
+    return np.where(px > py, 1.0, np.where(px == py, 0.5, 0.0))
+
+
+maximum = Primitive(
+    "maximum", np.maximum,
+    jvp=(lambda x_dot, z, x, y: x_dot * _share(x, y), lambda y_dot, z, x, y: y_dot * _share(y, x)),
+    vjp=(lambda z_bar, z, x, y: z_bar * _share(x, y), lambda z_bar, z, x, y: z_bar * _share(y, x)),
+    sympy=lambda sp, x, y: sp.Max(x, y), broadcasts=True, ufunc=np.maximum,
+)
+minimum = Primitive(
+    "minimum", np.minimum,
+    jvp=(lambda x_dot, z, x, y: x_dot * _share(y, x), lambda y_dot, z, x, y: y_dot * _share(x, y)),
+    vjp=(lambda z_bar, z, x, y: z_bar * _share(y, x), lambda z_bar, z, x, y: z_bar * _share(x, y)),
+    sympy=lambda sp, x, y: sp.Min(x, y), broadcasts=True, ufunc=np.minimum,
+)
+
+
+def _where(x: Any, y: Any, *, cond: np.ndarray) -> Any:
+    return np.where(cond, x, y)
+
+
+where = Primitive(
+    "where", _where,
+    jvp=(lambda x_dot, z, x, y, *, cond: where(x_dot, 0.0, cond=cond),
+         lambda y_dot, z, x, y, *, cond: where(0.0, y_dot, cond=cond)),
+    vjp=(lambda z_bar, z, x, y, *, cond: where(z_bar, 0.0, cond=cond),
+         lambda z_bar, z, x, y, *, cond: where(0.0, z_bar, cond=cond)),
+    sympy=lambda sp, x, y, *, cond: sp.Piecewise((x, cond), (y, True)), broadcasts=True,
+)

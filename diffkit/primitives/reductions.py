@@ -1,0 +1,99 @@
+"""Reductions: sum, prod, max, min, logsumexp, over ``axis`` (a tuple of negative ints).
+
+Axes are stored counted from the end, so the same rule works when forward mode
+carries extra leading tangent-direction axes. The adjoint of a reduction broadcasts
+``y_bar`` back over the reduced axes (``_expand`` puts them back as size-1 axes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import Primitive, primal, shape
+from .elementwise import exp, where
+from .structure import broadcast_to, reshape
+
+Axes = tuple[int, ...]
+
+
+def _expand(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
+    """``y`` with the reduced axes back as size 1, so it broadcasts against ``x``."""
+    if keepdims:
+        return y
+    kept = list(shape(x))
+    for a in axis:
+        kept[a] = 1
+    return reshape(y, shape=tuple(kept))
+
+
+def _spread(y_bar: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
+    return broadcast_to(_expand(y_bar, x, axis, keepdims), shape=shape(x))
+
+
+sum = Primitive(  # noqa: A001
+    "sum", lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    jvp=(lambda x_dot, y, x, *, axis, keepdims: sum(x_dot, axis=axis, keepdims=keepdims),),
+    vjp=(lambda y_bar, y, x, *, axis, keepdims: _spread(y_bar, x, axis, keepdims),),
+)
+
+
+def _others(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
+    """d prod(x) / d x_i: the product of the other entries, exact even where x_i = 0."""
+    zero = primal(x) == 0
+    if not zero.any():
+        return _expand(y, x, axis, keepdims) / x
+    zeros = np.sum(zero, axis=axis, keepdims=True)
+    p = prod(where(1.0, x, cond=zero), axis=axis, keepdims=True)  # product of non-zeros
+    return where(where(p, 0.0, cond=zeros == 1), where(p / where(1.0, x, cond=zero), 0.0,
+                 cond=zeros == 0), cond=zero)
+
+
+prod = Primitive(
+    "prod", lambda x, *, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    jvp=(lambda x_dot, y, x, *, axis, keepdims:
+         sum(x_dot * _others(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
+    vjp=(lambda y_bar, y, x, *, axis, keepdims:
+         _expand(y_bar, x, axis, keepdims) * _others(y, x, axis, keepdims),),
+)
+
+
+def _winners(y: Any, x: Any, axis: Axes, keepdims: bool) -> np.ndarray:
+    """Weights of the entries that attain the max (or min); ties share equally."""
+    hit = primal(x) == primal(_expand(y, x, axis, keepdims))
+    return hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+def _chooser(name: str, impl: Any) -> Primitive:
+    return Primitive(
+        name, lambda x, *, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
+        jvp=(lambda x_dot, y, x, *, axis, keepdims:
+             sum(x_dot * _winners(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
+        vjp=(lambda y_bar, y, x, *, axis, keepdims:
+             _expand(y_bar, x, axis, keepdims) * _winners(y, x, axis, keepdims),),
+    )
+
+
+max = _chooser("max", np.max)  # noqa: A001
+min = _chooser("min", np.min)  # noqa: A001
+
+
+def _logsumexp(x: Any, *, axis: Axes, keepdims: bool) -> Any:
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _softmax(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
+    return exp(x - _expand(y, x, axis, keepdims))
+
+
+logsumexp = Primitive(
+    "logsumexp", _logsumexp,
+    jvp=(lambda x_dot, y, x, *, axis, keepdims:
+         sum(x_dot * _softmax(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
+    vjp=(lambda y_bar, y, x, *, axis, keepdims:
+         _expand(y_bar, x, axis, keepdims) * _softmax(y, x, axis, keepdims),),
+)

@@ -1,0 +1,73 @@
+"""Nested lists, tuples and dicts of arrays ("pytrees", as in JAX).
+
+Gradients come back in the structure of the argument: a dict of parameters gives a
+dict of gradients. Backends see one flat vector when there is more than one leaf.
+A list of plain numbers (``[1.0, 2.0]``, or nested such lists) is one array leaf, as
+numpy reads it; lists holding arrays are structure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .core import shape
+
+Tree = Any
+
+
+def flatten(tree: Tree) -> tuple[list[Any], Callable[[list[Any]], Tree]]:
+    """Leaves in order, and the function that rebuilds the structure from new leaves."""
+    if isinstance(tree, (list, tuple)) and not _numbers(tree):
+        parts = [flatten(t) for t in tree]
+        kind = type(tree)
+    elif isinstance(tree, dict):
+        keys = list(tree)
+        parts = [flatten(tree[k]) for k in keys]
+    else:
+        return [tree], lambda leaves: leaves[0]
+    sizes = [len(p[0]) for p in parts]
+    leaves = [leaf for p in parts for leaf in p[0]]
+
+    def rebuild(new: list[Any]) -> Tree:
+        out, i = [], 0
+        for (_, build), n in zip(parts, sizes):
+            out.append(build(new[i:i + n]))
+            i += n
+        if isinstance(tree, dict):
+            return dict(zip(keys, out))
+        return kind(out) if kind in (list, tuple) else kind(*out)  # namedtuples too
+
+    return leaves, rebuild
+
+
+def _numbers(seq: list | tuple) -> bool:
+    return bool(seq) and all(isinstance(v, (int, float)) or isinstance(v, (list, tuple))
+                             and _numbers(v) for v in seq)
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Tree) -> Tree:
+    leaves, rebuild = flatten(tree)
+    return rebuild([fn(leaf) for leaf in leaves])
+
+
+def ravel(leaves: list[Any]) -> tuple[Any, Callable[[Any], list[Any]]]:
+    """One flat vector from several arrays, and the function that splits it back."""
+    from . import numpy as dnp
+
+    if len(leaves) == 1:
+        return leaves[0], lambda z: [z]
+    shapes = [shape(x) for x in leaves]
+    sizes = [int(np.prod(s)) for s in shapes]
+    z = dnp.concatenate([dnp.reshape(x, (-1,)) for x in leaves])
+
+    def unravel(z: Any) -> list[Any]:
+        out, i = [], 0
+        for s, n in zip(shapes, sizes):
+            out.append(dnp.reshape(z[..., i:i + n], z.shape[:-1] + s))
+            i += n
+        return out
+
+    return z, unravel

@@ -1,0 +1,207 @@
+"""Functional transforms (JAX/MindSpore style): ``grad``, ``value_and_grad``, ``jvp``,
+``vjp``, ``jacobian``, ``hessian``, ``derivative``.
+
+They take care of what every backend would otherwise repeat: ``argnums`` (an int, or a
+tuple giving a tuple of results), arguments that are nested lists/dicts of arrays,
+turning ints into floats, clear errors. A backend then sees a function of one array.
+
+>>> import diffkit as dk, diffkit.numpy as dnp
+>>> dk.grad(lambda x, y: x * dnp.sin(y), argnums=(0, 1))(2.0, 0.0)
+(np.float64(0.0), np.float64(2.0))
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .backends import Backend, resolve
+from .checks import as_input
+from .core import DiffkitError, primal, shape
+from .pytree import flatten, ravel
+
+BackendSpec = str | Backend
+Argnums = int | Sequence[int]
+
+
+class _Args:
+    """The differentiated arguments of one call, as one array ``z`` and back."""
+
+    def __init__(self, transform: str, args: tuple, argnums: Argnums) -> None:
+        self.single = isinstance(argnums, int)
+        nums = (argnums,) if self.single else tuple(argnums)
+        for i in nums:
+            if not isinstance(i, (int, np.integer)) or not -len(args) <= i < len(args):
+                raise DiffkitError(f"{transform}: argnums={argnums!r} is out of range: the "
+                                   f"function was called with {len(args)} positional "
+                                   f"argument{'s' if len(args) != 1 else ''}")
+        self.args, self.nums = list(args), [i % len(args) for i in nums]
+        self.rebuilds, leaves = [], []
+        for i in self.nums:
+            ls, rebuild = flatten(args[i])
+            leaves += [as_input(v, f"{transform}: argument {i}") for v in ls]
+            self.rebuilds.append((len(ls), rebuild))
+        self.leaves = leaves
+        self.z, self.unravel = ravel(leaves)
+
+    def call(self, f: Callable, kwargs: dict) -> Callable[[Any], Any]:
+        """``f`` as a function of ``z`` alone."""
+        def fun(z: Any) -> Any:
+            args = list(self.args)
+            for i, part in zip(self.nums, self._split(self.unravel(z))):
+                args[i] = part
+            return f(*args, **kwargs)
+        return fun
+
+    def _split(self, leaves: list[Any]) -> list[Any]:
+        parts, k = [], 0
+        for n, rebuild in self.rebuilds:
+            parts.append(rebuild(leaves[k:k + n]))
+            k += n
+        return parts
+
+    def unpack(self, g: Any) -> Any:
+        """A result with the shape of ``z`` (or ``out + z``) back in the arguments' shapes."""
+        parts = self._split(self.unravel(g) if len(self.leaves) > 1 else [g])
+        return parts[0] if self.single else tuple(parts)
+
+
+def value_and_grad(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec = "reverse",
+                   has_aux: bool = False) -> Callable:
+    """``f`` and its gradient together: ``(value, grad)``, or ``((value, aux), grad)``.
+
+    >>> import diffkit as dk
+    >>> dk.value_and_grad(lambda x: x ** 3)(2.0)
+    (np.float64(8.0), np.float64(12.0))
+    """
+    be = resolve(backend)
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        a = _Args("grad", args, argnums)
+        value, aux, g = be.value_and_grad(a.call(f, kwargs), a.z, has_aux)
+        return ((value, aux), a.unpack(g)) if has_aux else (value, a.unpack(g))
+
+    return wrapper
+
+
+def grad(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec = "reverse",
+         has_aux: bool = False) -> Callable:
+    """The gradient of scalar ``f`` w.r.t. argument(s) ``argnums``.
+
+    >>> import diffkit as dk, diffkit.numpy as dnp
+    >>> dk.grad(lambda x: dnp.sum(x ** 2))([1.0, 2.0])
+    array([2., 4.])
+    """
+    vg = value_and_grad(f, argnums, backend=backend, has_aux=has_aux)
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        (value_aux, g) = vg(*args, **kwargs)
+        return (g, value_aux[1]) if has_aux else g
+
+    return wrapper
+
+
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
+        backend: BackendSpec = "forward") -> tuple[Any, Any]:
+    """``(f(*primals), J · tangents)``: the directional derivative.
+
+    >>> import diffkit as dk, diffkit.numpy as dnp
+    >>> dk.jvp(dnp.sin, (0.0,), (2.0,))
+    (np.float64(0.0), np.float64(2.0))
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise DiffkitError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; "
+                           "give one tangent per primal, as tuples")
+    a = _Args("jvp", primals, tuple(range(len(primals))))
+    t = _Args("jvp tangent", tangents, tuple(range(len(tangents))))
+    if [shape(x) for x in a.leaves] != [shape(x) for x in t.leaves]:
+        raise DiffkitError(f"jvp: tangent shapes {[shape(x) for x in t.leaves]} do not match "
+                           f"primal shapes {[shape(x) for x in a.leaves]}")
+    return resolve(backend).jvp(a.call(f, {}), a.z, t.z)
+
+
+def vjp(f: Callable, *primals: Any, backend: BackendSpec = "reverse") -> tuple[Any, Callable]:
+    """``(f(*primals), vjp_fn)`` where ``vjp_fn(u)`` gives ``uᵀ J``, one per primal.
+
+    >>> import diffkit as dk
+    >>> y, pull = dk.vjp(lambda x: 3.0 * x, 1.0)
+    >>> pull(1.0)
+    (np.float64(3.0),)
+    """
+    a = _Args("vjp", primals, tuple(range(len(primals))))
+    y, pull = resolve(backend).vjp(a.call(f, {}), a.z)
+    return y, lambda y_bar: a.unpack(pull(y_bar))
+
+
+def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:
+    """The Jacobian, shape ``f(x).shape + x.shape``.
+
+    With ``backend=None`` it picks forward mode when there are no more inputs than
+    outputs (a pass per input), reverse mode otherwise (a pass per output).
+    """
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        a = _Args("jacobian", args, argnums)
+        fun = a.call(f, kwargs)
+        be = resolve(backend) if backend is not None else _cheaper_mode(fun, a.z)
+        return a.unpack(be.jacobian(fun, a.z))
+
+    return wrapper
+
+
+def _cheaper_mode(fun: Callable, z: Any) -> Backend:
+    n, m = np.size(primal(z)), np.size(primal(fun(z)))
+    return resolve("forward" if n <= m else "reverse")
+
+
+def hessian(f: Callable, argnums: int = 0, *, backend: BackendSpec | None = None) -> Callable:
+    """Second derivatives, shape ``x.shape + x.shape``.
+
+    Default: forward-over-reverse (a forward-mode Jacobian of the reverse-mode
+    gradient); ``backend="reverse"`` is reverse-over-reverse, ``"forward"``
+    forward-over-forward.
+    """
+    if not isinstance(argnums, (int, np.integer)):
+        raise DiffkitError("hessian: argnums must be one int; for several arguments put them "
+                           "in one array (or use jacobian of grad)")
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        a = _Args("hessian", args, argnums)
+        if len(a.leaves) != 1:
+            raise DiffkitError("hessian: the differentiated argument must be one array")
+        fun = a.call(f, kwargs)
+        if backend is not None:
+            return resolve(backend).hessian(fun, a.z)
+        rev = resolve("reverse")
+        return resolve("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2], a.z)
+
+    return wrapper
+
+
+def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
+    """The derivative of an elementwise f: R → R at every point of an array, in one pass.
+
+    >>> import diffkit as dk, diffkit.numpy as dnp
+    >>> dk.derivative(dnp.sin)([0.0, 3.141592653589793])
+    array([ 1., -1.])
+    """
+    be = resolve(backend)
+
+    @functools.wraps(f)
+    def wrapper(x: Any) -> Any:
+        x = as_input(x, "derivative: the argument")
+        d = be.derivative(f, x)
+        if shape(d) != shape(x):
+            raise DiffkitError(
+                f"derivative needs f applied elementwise (output shape {shape(x)}), got shape "
+                f"{shape(d)}; use dk.grad for f: Rⁿ → R and dk.jacobian for Rⁿ → Rᵐ")
+        return d
+
+    return wrapper
