@@ -16,8 +16,10 @@ finished is an error, not a silent wrong answer.
 from __future__ import annotations
 
 import contextlib
+import dis
+import inspect
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -56,12 +58,43 @@ class Primitive:
     sympy: Callable[..., Any] | None = None
     broadcasts: bool = False
     ufunc: np.ufunc | None = None
+    _saves: dict = field(default_factory=dict, init=False)
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         return bind(self, *args, **params)
 
+    def saves(self, argnums: tuple[int, ...], nargs: int) -> tuple[bool, ...]:
+        """Which of ``(y, *args)`` the VJP rules of ``argnums`` read: what a tape keeps."""
+        key = (argnums, nargs)
+        if key not in self._saves:
+            keep = [False] * (nargs + 1)
+            for i in argnums:
+                rule = self.vjp[i]
+                fn = rule.func if isinstance(rule, partial) else rule
+                code = fn.__code__
+                names = code.co_varnames[code.co_argcount - nargs - 1:code.co_argcount]
+                used = reads(rule)
+                if code.co_flags & inspect.CO_VARARGS:  # n-ary rule: keep everything
+                    keep = [True] * (nargs + 1)
+                for k, name in enumerate(names):
+                    keep[k] = keep[k] or name in used
+            self._saves[key] = tuple(keep)
+        return self._saves[key]
+
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
+
+
+def reads(fn: Callable[..., Any]) -> frozenset[str]:
+    """The parameter names a rule's body reads (a rule may say so in ``fn.reads``)."""
+    if hasattr(fn, "reads"):
+        return fn.reads
+    fn = fn.func if isinstance(fn, partial) else fn
+    names: set[str] = set()
+    for ins in dis.get_instructions(fn):
+        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "LOAD_CLOSURE"):
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return frozenset(names)
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,17 @@ class ReverseTrace(Trace):
         out = bind(prim, *inputs, **params)
         if not parents or (self is AMBIENT and not _grad_enabled[0]):
             return Tensor(self, out, None)
-        return Tensor(self, out, Node(prim, params, inputs, out, tuple(parents)))
+        saved = out
+        if type(out) is np.ndarray:  # keep only the arrays the backward rules will read
+            keep = prim.saves(tuple(i for i, _ in parents), len(inputs))
+            saved = out if keep[0] else _hollow(out)
+            inputs = [v if k else _hollow(v) for v, k in zip(inputs, keep[1:])]
+        return Tensor(self, out, Node(prim, params, inputs, saved, tuple(parents)))
+
+
+def _hollow(v: Any) -> Any:
+    """An array's shape and dtype without its memory (a stride-0 view of one zero)."""
+    return np.broadcast_to(np.zeros((), v.dtype), v.shape) if type(v) is np.ndarray else v
 
 
 def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> dict[Node, Any]:
@@ -92,7 +102,7 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> d
     order.sort(key=lambda n: n.seq, reverse=True)  # creation order is a topological order
     for node, g in seeds:
         node.bar = g if node.bar is None else node.bar + g
-    found = {}
+    found, acc = {}, _Accumulator()
     try:
         for node in order:
             y_bar = node.bar
@@ -102,22 +112,58 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> d
                 found[node] = y_bar
             if node.prim is None:
                 continue
-            if node.inputs is None:
+            if node.params is None:
                 raise DiffkitError(
                     "backward through a tape that was already released by an earlier backward "
                     "pass; call backward(retain_graph=True) the first time to go back twice")
+            node.bar = None  # free adjoints as soon as they are used: memory stays warm
+            acc.release(y_bar)
             prim, inputs = node.prim, node.inputs
             for i, parent in node.parents:
                 x_bar = prim.vjp[i](y_bar, node.out, *inputs, **node.params)
                 if prim.broadcasts and shape(x_bar) != shape(inputs[i]):
                     x_bar = sum_to(x_bar, shape(inputs[i]))
-                parent.bar = x_bar if parent.bar is None else parent.bar + x_bar
+                parent.bar = acc.add(parent.bar, x_bar, fresh=x_bar is not y_bar)
             if not retain_graph:
-                node.inputs = node.out = None
+                node.inputs = node.out = node.params = None
     finally:
         for node in order:
             node.bar = None
     return found
+
+
+class _Accumulator:
+    """Sums adjoints, in place into buffers that this pass created and nobody else sees.
+
+    Reusing such a buffer spares a fresh allocation for every extra use of a variable,
+    which is where reverse mode spends its time on large arrays. A rule's result is
+    private when it is a new array owning its memory (not ``y_bar`` passed through, not
+    a view); a sum this pass computed is private too.
+    """
+
+    def __init__(self) -> None:
+        self.private: dict[int, np.ndarray] = {}
+
+    def release(self, buf: Any) -> None:
+        """``buf`` may now be seen elsewhere (it is being passed on)."""
+        self.private.pop(id(buf), None)
+
+    def add(self, total: Any, x_bar: Any, fresh: bool) -> Any:
+        if total is None:
+            if fresh and type(x_bar) is np.ndarray and x_bar.base is None:
+                self.private[id(x_bar)] = x_bar
+            return x_bar
+        if type(total) is np.ndarray and type(x_bar) is np.ndarray \
+                and total.shape == x_bar.shape and total.dtype == x_bar.dtype:
+            if id(total) in self.private:
+                return np.add(total, x_bar, out=total)
+            if fresh and x_bar.base is None:
+                self.private[id(x_bar)] = x_bar
+                return np.add(x_bar, total, out=x_bar)
+        out = total + x_bar
+        if type(out) is np.ndarray:
+            self.private[id(out)] = out
+        return out
 
 
 # --------------------------------------------------------------------------- tensors

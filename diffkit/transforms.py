@@ -65,7 +65,8 @@ class _Args:
 
     def unpack(self, g: Any) -> Any:
         """A result with the shape of ``z`` (or ``out + z``) back in the arguments' shapes."""
-        parts = self._split(self.unravel(g) if len(self.leaves) > 1 else [g])
+        leaves = self.unravel(g) if len(self.leaves) > 1 else [g]
+        parts = self._split([v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in leaves])
         return parts[0] if self.single else tuple(parts)
 
 

@@ -17,16 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Box, Primitive, primal, shape
+from ..core import Box, Primitive, primal, reads, shape
 
 
 def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
           sympy: Callable[..., Any]) -> Primitive:
     """A unary elementwise primitive from its derivative ``d(y, x)``."""
+    def vjp(y_bar: Any, y: Any, x: Any) -> Any:
+        return y_bar * d(y, x)
+
+    vjp.reads = reads(d)  # the tape keeps only what d looks at: y (exp, tanh) or x (sin)
     return Primitive(
         name, impl,
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
-        vjp=(lambda y_bar, y, x: y_bar * d(y, x),),
+        vjp=(vjp,),
         sympy=sympy, broadcasts=True, ufunc=impl if isinstance(impl, np.ufunc) else None,
     )
 
