@@ -16,6 +16,16 @@ from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad
 
 _install_operators()
 
+_LAZY = {"derive": "diffkit.symbolic"}  # sympy is imported only when first used
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'diffkit' has no attribute {name!r}")
+
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "derivative", "grad",
+__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "derive", "derivative", "grad",
            "gradients", "hessian", "jacobian", "jvp", "no_grad", "tensor", "value_and_grad", "vjp"]

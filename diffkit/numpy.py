@@ -37,7 +37,8 @@ subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
-    return bind(_p.where, x, y, cond=_np.asarray(primal(cond), dtype=bool))
+    cond = _np.asarray(primal(cond))
+    return bind(_p.where, x, y, cond=cond if cond.dtype == object else cond.astype(bool))
 
 
 def clip(x: Any, lo: Any, hi: Any) -> Any:
@@ -49,7 +50,7 @@ def clip(x: Any, lo: Any, hi: Any) -> Any:
 
 def relu(x: Any) -> Any:
     """max(x, 0) with derivative 0 at the kink (as JAX and PyTorch)."""
-    return where(primal(x) > 0, x, 0.0)
+    return where(x > 0, x, 0.0)
 
 
 def _axes(x: Any, axis: int | Sequence[int] | None) -> tuple[int, ...]:

@@ -28,6 +28,7 @@ Fun = Callable[[Any], Any]
 BUILTIN = {
     "forward": "diffkit.forward:ForwardBackend",
     "reverse": "diffkit.reverse:ReverseBackend",
+    "symbolic": "diffkit.symbolic:SymbolicBackend",
 }
 
 

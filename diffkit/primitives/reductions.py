@@ -65,18 +65,31 @@ def _winners(y: Any, x: Any, axis: Axes, keepdims: bool) -> np.ndarray:
     return hit / np.sum(hit, axis=axis, keepdims=True)
 
 
-def _chooser(name: str, impl: Any) -> Primitive:
+def lanes(x: np.ndarray, axis: Axes, keepdims: bool, fn: Any) -> Any:
+    """Apply ``fn`` to the list of entries along ``axis`` (for the sympy translations)."""
+    moved = np.moveaxis(x, axis, tuple(range(-len(axis), 0)))
+    kept = moved.shape[: moved.ndim - len(axis)]
+    out = np.empty(kept, dtype=object).reshape(-1)
+    for k, lane in enumerate(moved.reshape(kept + (-1,)).reshape(-1, int(np.prod(moved.shape[len(kept):])))):
+        out[k] = fn(list(lane))
+    out = out.reshape(kept)
+    return np.expand_dims(out, axis) if keepdims else out
+
+
+def _chooser(name: str, impl: Any, sym: str) -> Primitive:
     return Primitive(
         name, lambda x, *, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
         jvp=(lambda x_dot, y, x, *, axis, keepdims:
              sum(x_dot * _winners(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
         vjp=(lambda y_bar, y, x, *, axis, keepdims:
              _expand(y_bar, x, axis, keepdims) * _winners(y, x, axis, keepdims),),
+        sympy=lambda sp, x, *, axis, keepdims:
+            lanes(x, axis, keepdims, lambda v: getattr(sp, sym)(*v)),
     )
 
 
-max = _chooser("max", np.max)  # noqa: A001
-min = _chooser("min", np.min)  # noqa: A001
+max = _chooser("max", np.max, "Max")  # noqa: A001
+min = _chooser("min", np.min, "Min")  # noqa: A001
 
 
 def _logsumexp(x: Any, *, axis: Axes, keepdims: bool) -> Any:
@@ -96,4 +109,6 @@ logsumexp = Primitive(
          sum(x_dot * _softmax(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims:
          _expand(y_bar, x, axis, keepdims) * _softmax(y, x, axis, keepdims),),
+    sympy=lambda sp, x, *, axis, keepdims:
+        lanes(x, axis, keepdims, lambda v: sp.log(sp.Add(*[sp.exp(e) for e in v]))),
 )

@@ -1,0 +1,288 @@
+"""Symbolic differentiation: trace to a SymPy expression, differentiate it, compile it.
+
+The user's function runs once on *symbols* (``x`` for a scalar, ``x0 … x{n-1}`` for an
+array), each primitive contributing its sympy translation from the primitive table.
+The closed form of f is then differentiated exactly by SymPy, optionally simplified,
+and compiled to numpy with ``lambdify`` (after common-subexpression elimination by
+default). Setup (trace + differentiate + compile) is done once per function and input
+shape and is timed apart from evaluation.
+
+Two things it teaches: the derivative of a closed form can be far larger than the
+function (*expression swell*: compare ``expr_nodes``, the tree with repeats, with
+``expr_dag_nodes``, the same after CSE), and a program that branches on a value has no
+single closed form: ``if x > 0:`` is an error here; ``dnp.where`` is the closed-form way.
+
+>>> import diffkit as dk, diffkit.numpy as dnp
+>>> d = dk.derive(lambda x: dnp.sin(x) * x, 0.0, kind="derivative")
+>>> d.expression
+x*cos(x) + sin(x)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from .backends import Backend
+from .core import Box, DiffkitError, Primitive, Trace, new_level, primal, shape
+
+KINDS = ("derivative", "grad", "jacobian", "hessian")
+
+
+class Sym(Box):
+    """A traced value: a sympy expression, or an object array of them."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, trace: SymbolicTrace, expr: Any) -> None:
+        self._trace, self.expr = trace, expr
+
+    def _value(self) -> Any:
+        return self.expr
+
+    def _compare(self, other: Any, op: Callable) -> Any:
+        point = self._trace.point
+        if point is None:  # relations: fine inside dnp.where, an error in `if`
+            return _unwrap(np.vectorize(op, otypes=[object])(_objects(self.expr),
+                                                             _objects(primal(other))))
+        value = np.vectorize(lambda e: sp.N(sp.sympify(e).subs(point), 50), otypes=[object])
+        return op(value(_objects(self.expr)), value(_objects(primal(other))))
+
+    def __lt__(self, other: Any) -> Any:
+        return self._compare(other, operator.lt)
+
+    def __le__(self, other: Any) -> Any:
+        return self._compare(other, operator.le)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._compare(other, operator.ge)
+
+    def __repr__(self) -> str:
+        return f"Sym({self.expr!r})"
+
+
+def _objects(v: Any) -> Any:
+    """Numbers as exact-enough Python/sympy objects, arrays as object arrays."""
+    if isinstance(v, np.ndarray):
+        return v.astype(object) if v.dtype != object else v
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _unwrap(v: Any) -> Any:
+    return v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v
+
+
+class SymbolicTrace(Trace):
+    """Builds expressions; with ``point`` set, comparisons are decided at that point."""
+
+    def __init__(self, level: int, point: dict | None = None) -> None:
+        super().__init__(level)
+        self.point = point
+
+    def process(self, prim: Primitive, args: Any, params: dict) -> Any:
+        vals = []
+        for a in args:
+            if isinstance(a, Box) and not (type(a) is Sym and a._trace is self):
+                raise DiffkitError("the symbolic backend cannot run inside another transform; "
+                                   "differentiate symbolically at the outermost level")
+            vals.append(_objects(a.expr if isinstance(a, Sym) else a))
+        if prim.sympy is None:  # structural ops and sums work on object arrays as they are
+            out = prim.impl(*vals, **params)
+        elif prim.broadcasts:  # elementwise: translate entry by entry, with broadcasting
+            fixed = {k: v for k, v in params.items() if not isinstance(v, np.ndarray)}
+            arrays = {k: v for k, v in params.items() if isinstance(v, np.ndarray)}
+            keys = list(arrays)
+            n = len(vals)
+            out = np.vectorize(
+                lambda *v: prim.sympy(sp, *v[:n], **fixed, **dict(zip(keys, v[n:]))),
+                otypes=[object])(*vals, *arrays.values())
+        else:
+            out = prim.sympy(sp, *(np.asarray(v, dtype=object) for v in vals), **params)
+        return Sym(self, _unwrap(out))
+
+
+def trace(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol], Any]:
+    """Run ``fun`` on symbols shaped like ``x``: ``(symbols, output expression(s))``.
+
+    With ``point=True`` comparisons are decided at the value ``x`` (a local closed form).
+    """
+    s = shape(x)
+    n = math.prod(s)
+    syms = [sp.Symbol("x", real=True)] if s == () else list(sp.symbols(f"x0:{n}", real=True))
+    xs = syms[0] if s == () else np.array(syms, dtype=object).reshape(s)
+    at = dict(zip(syms, [sp.Float(repr(float(v)), 50) for v in np.ravel(primal(x))])) if point else None
+    with new_level(lambda level: SymbolicTrace(level, at)) as t:
+        try:
+            y = fun(Sym(t, xs))
+        except TypeError as exc:
+            if "truth value" in str(exc) or "Relational" in str(exc):
+                raise DiffkitError(
+                    "the symbolic backend needs a closed form, but this function branches on "
+                    "a value (if/while/max on a traced number); write the branch with "
+                    "dnp.where(cond, a, b), or use the forward, reverse or numeric backend"
+                ) from None
+            raise
+    return syms, _objects(y.expr if isinstance(y, Sym) else primal(y))
+
+
+def tree_size(exprs: Any) -> int:
+    """Nodes of the expression tree(s), shared subexpressions counted every time."""
+    memo: dict[Any, int] = {}
+
+    def size(e: Any) -> int:
+        if e not in memo:
+            memo[e] = 1 + sum(size(a) for a in e.args)
+        return memo[e]
+
+    return sum(size(sp.sympify(e)) for e in np.ravel(np.asarray(exprs, dtype=object)))
+
+
+def dag_size(exprs: Any) -> int:
+    """Nodes after common-subexpression elimination: each shared piece counted once."""
+    flat = [sp.sympify(e) for e in np.ravel(np.asarray(exprs, dtype=object))]
+    replacements, reduced = sp.cse(flat)
+    return sum(tree_size(rhs) for _, rhs in replacements) + tree_size(reduced)
+
+
+@dataclass
+class Derivation:
+    """A function's closed form, its derivative and the compiled evaluator.
+
+    ``kind`` is ``derivative`` (scalar x), ``grad``, ``jacobian`` or ``hessian``.
+    """
+
+    kind: str
+    symbols: list[sp.Symbol]
+    f: Any
+    expression: Any
+    cse: bool
+    setup_s: float
+    sizes: dict[str, int] = field(default_factory=dict)
+    _compiled: Callable | None = None
+
+    def latex(self) -> str:
+        return sp.latex(sp.Array(self.expression) if isinstance(self.expression, np.ndarray)
+                        else self.expression)
+
+    def common_subexpressions(self) -> tuple[list[tuple[sp.Symbol, Any]], list[Any]]:
+        """``(replacements, reduced)`` as ``sympy.cse`` gives them."""
+        return sp.cse([sp.sympify(e) for e in np.ravel(np.asarray(self.expression, dtype=object))])
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.f}: {self.expression}"
+
+    def __call__(self, x: Any) -> tuple[Any, Any]:
+        """``(f(x), derivative(x))`` as numpy values; ``derivative`` is vectorized over x."""
+        x = np.asarray(x, dtype=float)
+        vals = self._compiled(*([x] if self.kind == "derivative" else x.ravel()))
+        f_shape = np.shape(self.f)
+        nf = math.prod(f_shape)
+        like = x if self.kind == "derivative" else np.zeros(())
+        f_val = _fill(vals[:nf], f_shape, like)
+        d_val = _fill(vals[nf:], np.shape(self.expression), like)
+        return f_val, d_val
+
+
+def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
+    """Entries (numbers or arrays like ``like``) into one float array of shape ``like + s``."""
+    out = np.empty(like.shape + s)
+    flat = out.reshape(like.shape + (-1,))
+    for k, v in enumerate(values):
+        flat[..., k] = v
+    return out[()] if out.ndim == 0 else out
+
+
+def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
+           simplify: bool = False) -> Derivation:
+    """Trace ``fun`` at the shape of ``x``, differentiate, compile; timed as ``setup_s``."""
+    if kind not in KINDS:
+        raise DiffkitError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    start = time.perf_counter()
+    syms, f = trace(fun, x)
+    if kind in ("derivative", "grad", "hessian") and np.ndim(f) != 0:
+        raise DiffkitError(f"{kind} needs a scalar-valued function, got shape {np.shape(f)}; "
+                           "use jacobian")
+    f_flat = [sp.sympify(e) for e in np.ravel(np.asarray(f, dtype=object))]
+    if kind == "derivative":
+        d = sp.diff(f_flat[0], syms[0])
+    elif kind == "hessian":
+        d = np.array([[sp.diff(f_flat[0], a, b) for b in syms] for a in syms], dtype=object)
+    else:
+        d = np.array([[sp.diff(fi, s) for s in syms] for fi in f_flat], dtype=object)
+        d = d.reshape(np.shape(f) + shape(x))
+    if kind == "hessian":
+        d = d.reshape(shape(x) + shape(x))
+    d = _tidy(d, simplify)
+    d_flat = list(np.ravel(np.asarray(d, dtype=object)))
+    compiled = sp.lambdify(syms, f_flat + d_flat, modules="numpy", cse=cse)
+    sizes = {"f_expr_nodes": tree_size(f_flat), "f_expr_dag_nodes": dag_size(f_flat),
+             "expr_nodes": tree_size(d_flat), "expr_dag_nodes": dag_size(d_flat),
+             "count_ops": int(sp.count_ops(d_flat))}
+    return Derivation(kind, syms, _unwrap(np.asarray(f, dtype=object)), _unwrap(d), cse,
+                      time.perf_counter() - start, sizes, compiled)
+
+
+def _tidy(d: Any, simplify: bool) -> Any:
+    """Drop DiracDelta terms (derivatives of sign: zero almost everywhere), maybe simplify."""
+    def one(e: Any) -> Any:
+        e = sp.sympify(e).replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+        return sp.simplify(e) if simplify else e
+    return np.vectorize(one, otypes=[object])(d) if isinstance(d, np.ndarray) else one(d)
+
+
+class SymbolicBackend(Backend):
+    """SymPy: exact derivatives of the closed form, compiled to numpy once per shape."""
+
+    name = "symbolic"
+    defaults = {"cse": True, "simplify": False}
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.last: Derivation | None = None
+
+    def derivation(self, fun: Callable, x: Any, kind: str) -> Derivation:
+        """The cached derivation of ``fun`` for the shape of ``x``."""
+        per_fun = self._cache.setdefault(fun, {})
+        key = (shape(x), kind)
+        if key not in per_fun:
+            per_fun[key] = derive(fun, x, kind, **self.options)
+        self.last = per_fun[key]
+        return self.last
+
+    def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
+        if has_aux:
+            raise DiffkitError("the symbolic backend does not support has_aux; return only the "
+                               "value, or use the reverse backend")
+        f, g = self.derivation(fun, x, "grad")(x)
+        return f, None, g.reshape(shape(x))
+
+    def jacobian(self, fun: Callable, x: Any) -> Any:
+        return self.derivation(fun, x, "jacobian")(x)[1]
+
+    def hessian(self, fun: Callable, x: Any) -> Any:
+        return self.derivation(fun, x, "hessian")(x)[1]
+
+    def derivative(self, fun: Callable, x: Any) -> Any:
+        return self.derivation(fun, np.float64(0.0), "derivative")(x)[1]
+
+    def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
+        f, jac = self.derivation(fun, x, "jacobian")(x)
+        return f, np.tensordot(jac, x_dot, axes=np.ndim(x_dot))
+
+    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
+        f, jac = self.derivation(fun, x, "jacobian")(x)
+        return f, lambda y_bar: np.tensordot(y_bar, jac, axes=np.ndim(y_bar))
