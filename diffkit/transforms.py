@@ -40,6 +40,7 @@ class _Args:
                                    f"argument{'s' if len(args) != 1 else ''}")
         self.args, self.nums = list(args), [i % len(args) for i in nums]
         self.rebuilds, leaves = [], []
+        self.whole = len(self.nums) == 1 and flatten(args[self.nums[0]])[0] == [args[self.nums[0]]]
         for i in self.nums:
             ls, rebuild = flatten(args[i])
             leaves += [as_input(v, f"{transform}: argument {i}") for v in ls]
@@ -48,7 +49,11 @@ class _Args:
         self.z, self.unravel = ravel(leaves)
 
     def call(self, f: Callable, kwargs: dict) -> Callable[[Any], Any]:
-        """``f`` as a function of ``z`` alone."""
+        """``f`` as a function of ``z`` alone (``f`` itself when it takes just ``z``, so
+        backends can cache per function)."""
+        if len(self.args) == 1 and not kwargs and self.whole:
+            return f
+
         def fun(z: Any) -> Any:
             args = list(self.args)
             for i, part in zip(self.nums, self._split(self.unravel(z))):

@@ -29,6 +29,7 @@ BUILTIN = {
     "forward": "diffkit.forward:ForwardBackend",
     "reverse": "diffkit.reverse:ReverseBackend",
     "symbolic": "diffkit.symbolic:SymbolicBackend",
+    "numeric": "diffkit.numeric:NumericBackend",
 }
 
 

@@ -24,5 +24,5 @@ matmul = Primitive(
     "matmul", operator.matmul,
     jvp=(lambda x_dot, z, x, y: matmul(x_dot, y), lambda y_dot, z, x, y: matmul(x, y_dot)),
     vjp=(lambda z_bar, z, x, y: matmul(z_bar, _mT(y)), lambda z_bar, z, x, y: matmul(_mT(x), z_bar)),
-    sympy=lambda sp, x, y: x @ y, broadcasts=True,
+    broadcasts=True,  # symbolic: numpy matmul works on object arrays of expressions
 )
