@@ -16,7 +16,7 @@ from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad
 
 _install_operators()
 
-_LAZY = {"derive": "diffkit.symbolic"}  # sympy is imported only when first used
+_LAZY = {"derive": "diffkit.symbolic", "compare": "diffkit.harness"}  # sympy is imported only when first used
 
 
 def __getattr__(name: str):
@@ -27,5 +27,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'diffkit' has no attribute {name!r}")
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "derive", "derivative", "grad",
+__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "compare", "derive", "derivative", "grad",
            "gradients", "hessian", "jacobian", "jvp", "no_grad", "tensor", "value_and_grad", "vjp"]

@@ -73,16 +73,21 @@ class ReverseTrace(Trace):
         if not parents or (self is AMBIENT and not _grad_enabled[0]):
             return Tensor(self, out, None)
         saved = out
-        if type(out) is np.ndarray:  # keep only the arrays the backward rules will read
+        if type(out) is np.ndarray and out.nbytes >= _BIG:  # keep only what the rules read
             keep = prim.saves(tuple(i for i, _ in parents), len(inputs))
             saved = out if keep[0] else _hollow(out)
             inputs = [v if k else _hollow(v) for v, k in zip(inputs, keep[1:])]
         return Tensor(self, out, Node(prim, params, inputs, saved, tuple(parents)))
 
 
+_BIG = 1 << 16  # below 64 kB, keeping an array costs less than hollowing it (measured)
+
+
 def _hollow(v: Any) -> Any:
     """An array's shape and dtype without its memory (a stride-0 view of one zero)."""
-    return np.broadcast_to(np.zeros((), v.dtype), v.shape) if type(v) is np.ndarray else v
+    if type(v) is not np.ndarray:
+        return v
+    return np.ndarray(v.shape, v.dtype, buffer=np.zeros(1, v.dtype), strides=(0,) * v.ndim)
 
 
 def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> dict[Node, Any]:

@@ -111,3 +111,35 @@ def resolve(spec: str | Backend) -> Backend:
     if isinstance(spec, str):
         return backend(spec)
     raise DiffkitError(f"backend= takes a name or dk.backend(...), got {type(spec).__name__}")
+
+
+def backend_from_spec(spec: str) -> Backend:
+    """A backend from text, as the CLI takes it: ``"numeric:method=richardson:order=4"``."""
+    name, *parts = spec.strip().split(":")
+    options: dict[str, Any] = {}
+    for part in parts:
+        key, eq, value = part.partition("=")
+        if not eq or not key:
+            raise DiffkitError(f"bad backend option {part!r} in {spec!r}: write "
+                               "name:option=value, e.g. numeric:method=richardson")
+        options[key] = _literal(value)
+    return backend(name, **options)
+
+
+def _literal(text: str) -> Any:
+    """Option values: numbers, true/false/none, else the text itself."""
+    words = {"true": True, "false": False, "none": None}
+    if text.lower() in words:
+        return words[text.lower()]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def label(b: Backend) -> str:
+    """``name`` plus the options that differ from the defaults, in spec syntax."""
+    changed = [f"{k}={v}" for k, v in b.options.items() if b.defaults.get(k) != v]
+    return ":".join([b.name, *changed])

@@ -1,0 +1,196 @@
+"""The comparison harness: every backend on the same function, measured side by side.
+
+``compare`` resolves the function (:mod:`diffkit.targets`), computes its reference
+(:mod:`diffkit.reference`), then measures each backend (:mod:`diffkit.measure`), each
+step in its own child process under a time and memory limit (:mod:`diffkit.isolate`).
+A failing cell is a row with its ``status`` and ``message``; the others go on. With
+``results=path`` each finished cell is appended to a JSON Lines file at once, and a
+rerun skips the cells already there, so an interrupted sweep resumes.
+
+>>> import diffkit as dk
+>>> result = dk.compare("rosenbrock", backends=["forward", "reverse"], repeat=2)
+>>> [row["status"] for row in result.records()]
+['ok', 'ok']
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .backends import Backend, backend_from_spec, label
+from .isolate import run_isolated
+from .measure import measure
+from .targets import Target, kind_for, resolve
+
+FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
+          "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
+EXTRA = ("kind", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
+         "cost_ratio", "tape_bytes", "first_call_s", "step")
+DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse")
+
+
+@dataclass
+class Comparison:
+    """The rows of one comparison; ``records()`` gives plain dicts (JSON-ready)."""
+
+    function: str
+    kind: str | None
+    x: Any
+    reference: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [{k: row.get(k) for k in FIELDS + EXTRA} for row in self.rows]
+
+    def to_json(self) -> str:
+        return json.dumps(self.records(), default=str)
+
+    def table(self) -> list[list[str]]:
+        """Header and one line of display strings per backend."""
+        head = ["backend", "status", "error", "setup", "per call", "cost ratio", "peak mem",
+                "size"]
+        return [head] + [[r["backend"], r["status"], fmt_error(r.get("error")),
+                          fmt_seconds(r.get("setup_s")), fmt_seconds(r.get("time_s")),
+                          fmt_number(r.get("cost_ratio")), fmt_bytes(r.get("peak_bytes")),
+                          size_figure(r)] for r in self.rows]
+
+    def __str__(self) -> str:
+        rows = self.table()
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = [f"{self.function}  ({self.kind}; reference: "
+                 f"{self.reference.get('method') or self.reference.get('message')})"]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+        lines += [f"  {r['backend']}: {r['message']}" for r in self.rows if r.get("message")]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = self.table()
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                       for r in rows[1:])
+        return (f"<p>{html.escape(self.function)} ({html.escape(str(self.kind))})</p>"
+                f"<table><tr>{head}</tr>{body}</table>")
+
+
+def fmt_error(v: Any) -> str:
+    return "—" if v is None else f"{v:.1e}" if math.isfinite(v) else str(v)
+
+
+def fmt_seconds(v: Any) -> str:
+    if v is None:
+        return "—"
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
+        if v >= scale or unit == "µs":
+            return f"{v / scale:.3g} {unit}"
+    return str(v)
+
+
+def fmt_bytes(v: Any) -> str:
+    if v is None:
+        return "—"
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v} B"
+
+
+def fmt_number(v: Any) -> str:
+    return "—" if v is None else f"{v:.3g}"
+
+
+def size_figure(r: dict[str, Any]) -> str:
+    """The size measure that fits the backend: expression, tape or evaluations."""
+    if r.get("expr_nodes") is not None:
+        return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} after CSE)"
+    if r.get("tape_ops") is not None:
+        return f"{r['tape_ops']} ops"
+    if r.get("fevals") is not None:
+        return f"{r['fevals']} f-evals"
+    return "—"
+
+
+def read_results(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Records of a JSON Lines results file; a torn last line (power cut) is skipped."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    out = []
+    for line in p.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def append_result(path: str | os.PathLike, record: dict[str, Any]) -> None:
+    """Append one record and make it durable before going on."""
+    with open(path, "a") as fh:
+        if fh.tell() and not Path(path).read_bytes().endswith(b"\n"):
+            fh.write("\n")  # after a torn line, start a fresh one
+        fh.write(json.dumps(record, default=str) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | None = None,
+            at: dict[str, Any] | None = None, n: int | None = None, depth: int | None = None,
+            timeout: float = 60.0, memory_mb: float | None = 2048, repeat: int = 5,
+            results: str | os.PathLike | None = None,
+            progress: Callable[[str], None] | None = None) -> Comparison:
+    """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
+
+    ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
+    names, ``"numeric:method=richardson"`` style specs, or configured backend objects.
+    """
+    target = resolve(f, at=at, n=n, depth=depth, x=args[0] if args else None)
+    specs = list(backends or DEFAULT_BACKENDS)
+    chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
+    done = {(r.get("function"), r.get("backend"), r.get("n"), r.get("depth")): r
+            for r in read_results(results)} if results else {}
+    limits = {"timeout": timeout, "memory_mb": memory_mb}
+    base = {"function": target.name, "n": n, "depth": depth}
+
+    kind, probe = target.kind, None
+    if kind is None:
+        probe = run_isolated(lambda: {"kind": kind_for(target.x, target.f(target.x))}, **limits)
+        kind = probe.get("kind")
+    target = Target(target.name, target.f, target.x, kind, target.closed_form)
+    ref = probe if kind is None else run_isolated(lambda: _reference(target), **limits)
+    out = Comparison(target.name, kind, target.x, ref)
+    for be in chosen:
+        key = (target.name, label(be), n, depth)
+        if key in done:
+            out.rows.append(done[key])
+            continue
+        if progress:
+            progress(f"{target.name} · {label(be)}")
+        if kind is None:
+            row = {"status": probe["status"], "message": f"the function itself failed: "
+                                                        f"{probe.get('message')}"}
+        else:
+            row = run_isolated(lambda: measure(target.f, target.x, kind, be,
+                                               ref.get("derivative"), repeat), **limits)
+        row = {**base, "backend": label(be), "kind": kind,
+               "reference_method": ref.get("method"), **row}
+        out.rows.append(row)
+        if results:
+            append_result(results, row)
+    return out
+
+
+def _reference(target: Target) -> dict[str, Any]:
+    from .reference import reference
+
+    r = reference(target.f, target.x, target.kind)
+    return {"method": r.method, "value": np.asarray(r.value).tolist(),
+            "derivative": np.asarray(r.derivative).tolist()}

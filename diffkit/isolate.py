@@ -1,0 +1,85 @@
+"""Run one measurement in a child process under a time and a memory limit.
+
+A symbolic derivative that swells without bound, a user function that loops forever,
+allocates without limit, prints megabytes, crashes the interpreter or kills itself
+must not take the sweep down with it: each becomes a record with a ``status``
+(``timeout``, ``oom``, ``error``, ``n/a``) and a one-line ``message``. The child is
+forked, so it starts with everything the parent has (including functions defined in
+a notebook); its memory limit is on address space (``RLIMIT_AS``), counted on top of
+what the process already maps.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import signal
+from collections.abc import Callable
+from typing import Any
+
+NOT_APPLICABLE = ("needs a closed form", "not complex-step safe", "not complex-safe",
+                  "does not compute", "does not support")
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * resource.getpagesize()
+
+
+def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # a chatty user function must not flood the parent's terminal
+    os.dup2(devnull, 2)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if memory_mb is not None:
+        limit = _mapped_bytes() + int(memory_mb * 2**20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        out = {"status": "ok", **job()}
+    except MemoryError:
+        out = {"status": "oom", "message": f"out of memory (limit {memory_mb:g} MB)"}
+    except RecursionError:
+        out = {"status": "error", "message": "RecursionError: expression or recursion too deep"}
+    except Exception as exc:  # the user's code may raise anything: report it, one line
+        message = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        applicable = isinstance(exc, ValueError) and any(
+            s in str(exc) for s in NOT_APPLICABLE)
+        out = {"status": "n/a" if applicable else "error", "message": message}
+    try:
+        conn.send(out)
+    except Exception as exc:  # e.g. an unpicklable result
+        conn.send({"status": "error", "message": f"result could not be returned: {exc}"})
+    conn.close()
+    os._exit(0)
+
+
+def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
+                 memory_mb: float | None = 2048) -> dict[str, Any]:
+    """``job()``'s dict with ``status: ok``, or a failure record; never raises for the job."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(job, send, memory_mb), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if recv.poll(timeout):
+            try:
+                return recv.recv()
+            except EOFError:
+                pass  # the child died before answering
+        else:
+            proc.kill()
+            proc.join()
+            return {"status": "timeout", "message": f"no result within {timeout:g} s"}
+    finally:
+        recv.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    code = proc.exitcode
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        hint = " (out of memory, or killed)" if -code == signal.SIGKILL else ""
+        return {"status": "error", "message": f"worker killed by {name}{hint}"}
+    return {"status": "error", "message": f"worker exited with code {code} before answering"}

@@ -1,0 +1,172 @@
+"""Measuring one differentiation: accuracy, time, memory and size, in this process.
+
+The rules, stated once (and shown in reports):
+
+* **error**: relative max-norm error against the high-precision reference,
+  ``max|d - r| / max|r|``; where the reference is zero everywhere, the absolute
+  ``max|d - r|`` (``error_rule`` says which).
+* **time**: per-call time is the median over ``repeat`` timings after a warm-up call,
+  each timing autoranged like ``timeit`` (enough calls to last ``min_time``); the
+  spread is the interquartile range. ``setup_s`` is one-off work before calls
+  (symbolic derive + compile; 0 for the eager backends, whose tracing happens in
+  every call). ``cost_ratio`` = time(derivative) / time(f), measured the same way.
+* **memory**: ``peak_bytes`` is the tracemalloc peak during one derivative call (numpy
+  reports its buffers to tracemalloc); ``tape_bytes`` the arrays a reverse tape keeps.
+* **size**: ``tape_ops`` primitives recorded (reverse tape; the forward trace has the
+  same length); ``expr_nodes`` / ``expr_dag_nodes`` the symbolic derivative as a tree
+  and after CSE; ``fevals`` function evaluations of the numeric backend.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import transforms
+from .backends import Backend
+from .core import Box, Trace, bind, new_level, primal
+
+TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
+              "jacobian": transforms.jacobian}
+
+
+def error_against(d: Any, ref: Any) -> tuple[float, str]:
+    """The error of ``d`` against ``ref`` and the rule used (see module docstring)."""
+    d, ref = np.asarray(d, dtype=float), np.asarray(ref, dtype=float)
+    if d.shape != ref.shape:
+        return float("nan"), f"shape {d.shape} differs from the reference's {ref.shape}"
+    scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+    worst = float(np.max(np.abs(d - ref))) if d.size else 0.0
+    if not np.all(np.isfinite(d)):
+        return float("inf"), "not finite"
+    return (worst / scale, "relative") if scale > 0 else (worst, "absolute")
+
+
+def timed(fn: Callable[[], Any], repeat: int = 5, min_time: float = 0.05) -> tuple[float, float]:
+    """(median seconds per call, interquartile spread), autoranged after a warm-up."""
+    fn()
+    number = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time or number >= 10**6:
+            break
+        number *= 10 if elapsed < min_time / 10 else 2
+    samples = [elapsed / number]
+    for _ in range(repeat - 1):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - start) / number)
+    q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
+    return statistics.median(samples), q[2] - q[0]
+
+
+def peak_bytes(fn: Callable[[], Any]) -> int:
+    """Peak bytes allocated (tracemalloc) during one call of ``fn``."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+class _Counter(Trace):
+    """Counts the primitive calls a function makes on its input (its trace length)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.ops = 0
+
+    def process(self, prim: Any, args: Any, params: dict) -> Any:
+        self.ops += 1
+        return _Counted(self, bind(prim, *(primal_of(a, self) for a in args), **params))
+
+
+class _Counted(Box):
+    __slots__ = ("value",)
+
+    def __init__(self, trace: _Counter, value: Any) -> None:
+        self._trace, self.value = trace, value
+
+    def _value(self) -> Any:
+        return self.value
+
+
+def primal_of(a: Any, trace: Trace) -> Any:
+    return a.value if type(a) is _Counted and a._trace is trace else a
+
+
+def trace_length(f: Callable, x: Any) -> int:
+    """Primitive calls that depend on the input: the tape/trace length of ``f`` at ``x``."""
+    with new_level(_Counter) as counter:
+        f(_Counted(counter, x))
+    return counter.ops
+
+
+def tape_bytes(f: Callable, x: Any) -> int:
+    """Bytes of the arrays a reverse-mode tape of ``f`` at ``x`` keeps for the backward pass."""
+    from .reverse import record
+
+    _, _, y, _ = record(f, x)
+    total, seen, stack = 0, set(), [getattr(y, "node", None)]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for v in (node.out, *(node.inputs or ())):
+            if isinstance(v, np.ndarray) and v.strides and all(v.strides):  # not a hollow view
+                total += v.nbytes
+        stack.extend(p for _, p in node.parents)
+    return total
+
+
+def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
+            repeat: int = 5) -> dict[str, Any]:
+    """Everything the harness records for one (function, backend) cell."""
+    diff = TRANSFORMS[kind](f, backend=backend)
+    start = time.perf_counter()
+    d = diff(x)
+    first_call = time.perf_counter() - start
+    value = f(x)
+    rec: dict[str, Any] = {"value": _plain(value), "derivative": _plain(d)}
+    if ref is not None:
+        rec["error"], rec["error_rule"] = error_against(d, ref)
+    rec["time_s"], rec["time_spread_s"] = timed(lambda: diff(x), repeat)
+    rec["f_time_s"], _ = timed(lambda: f(x), repeat)
+    rec["cost_ratio"] = rec["time_s"] / rec["f_time_s"] if rec["f_time_s"] > 0 else None
+    rec["peak_bytes"] = peak_bytes(lambda: diff(x))
+    rec["setup_s"] = 0.0
+    if backend.name in ("forward", "reverse"):
+        rec["tape_ops"] = trace_length(f, x)
+        if backend.name == "reverse":
+            rec["tape_bytes"] = tape_bytes(f, x)
+    last = getattr(backend, "last", None)
+    if backend.name == "symbolic" and last is not None:
+        rec["setup_s"] = last.setup_s
+        rec["expr_nodes"] = last.sizes["expr_nodes"]
+        rec["expr_dag_nodes"] = last.sizes["expr_dag_nodes"]
+    elif backend.name == "numeric" and last is not None:
+        rec["fevals"] = int(last.fevals)
+        rec["step"] = _plain(last.step)
+    rec["first_call_s"] = first_call
+    return rec
+
+
+def _plain(v: Any) -> Any:
+    """JSON-friendly: floats and nested lists."""
+    v = primal(v)
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.tolist()
+    return v

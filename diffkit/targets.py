@@ -1,0 +1,142 @@
+"""What to differentiate: a catalog name, a formula, or ``file.py:func`` / ``module:func``.
+
+:func:`resolve` turns any of them into a :class:`Target`: the function of one array,
+the point, and which derivative to take (``derivative`` for R→R, ``grad`` for Rⁿ→R,
+``jacobian`` for Rⁿ→Rᵐ). Formulas are parsed by :mod:`diffkit.formula`, never
+evaluated as Python; a file or module named by the user is imported, as running one's
+own code is the point.
+
+>>> t = resolve("log(x1) + x1*x2 - sin(x2)", at={"x1": 2.0, "x2": 0.5})
+>>> t.kind, t.x.tolist()
+('grad', [2.0, 0.5])
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import catalog
+from .core import DiffkitError
+from .formula import FormulaError, parse_formula
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    f: Callable[[Any], Any]
+    x: Any
+    kind: str | None  # None: found by evaluating f once (in isolation, by the harness)
+    closed_form: bool | None = None
+
+
+def parse_at(text: str) -> dict[str, Any]:
+    """``"x1=0.5,x2=2"`` or ``"x=[1,2,3]"`` to a dict of floats / float arrays."""
+    out: dict[str, Any] = {}
+    for part in re.split(r",(?![^\[]*\])", text):
+        name, eq, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name.isidentifier():
+            raise DiffkitError(f"bad --at entry {part.strip()!r}: write name=value, e.g. "
+                               "x=0.5 or x1=1,x2=2 or x=[1,2,3]")
+        try:
+            if value.startswith("["):
+                out[name] = np.array([float(v) for v in value.strip("[]").split(",")])
+            else:
+                out[name] = float(value)
+        except ValueError:
+            raise DiffkitError(f"bad --at value for {name}: {value!r} is not a number "
+                               "(or a [list] of numbers)") from None
+    return out
+
+
+def kind_for(x: Any, out: Any) -> str:
+    """Which derivative a function with input ``x`` and output ``out`` asks for."""
+    if np.ndim(out) == 0:
+        return "derivative" if np.ndim(x) == 0 else "grad"
+    return "jacobian"
+
+
+def _point(at: dict[str, Any] | None, default: Any, name: str) -> Any:
+    if not at:
+        return default
+    if set(at) != {"x"}:
+        raise DiffkitError(f"{name} takes one argument: give --at x=..., not "
+                           f"{', '.join(sorted(at))}")
+    return at["x"]
+
+
+def _load(spec: str) -> Callable:
+    """``path/to/file.py:func`` or ``package.module:func``."""
+    where, _, func = spec.rpartition(":")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise DiffkitError(f"file not found: {where}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.path.insert(0, str(path.parent.resolve()))
+        try:
+            module_spec.loader.exec_module(module)
+        finally:
+            sys.path.pop(0)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise DiffkitError(f"cannot import module {where!r}: {exc}") from None
+    fn = getattr(module, func, None)
+    if not callable(fn):
+        raise DiffkitError(f"{where} has no function {func!r}")
+    return fn
+
+
+def resolve(spec: str | Callable, at: dict[str, Any] | None = None, n: int | None = None,
+            depth: int | None = None, x: Any = None) -> Target:
+    """The :class:`Target` named by ``spec`` (see the module docstring)."""
+    if callable(spec):
+        if x is None:
+            raise DiffkitError("give the point to differentiate at, e.g. compare(f, 0.5)")
+        x = np.asarray(x, dtype=float)
+        return Target(getattr(spec, "__name__", "f"), spec, x, None)
+    if spec in catalog.names():
+        entry = catalog.get(spec)
+        f, x0 = entry.make(n=n, depth=depth)
+        x0 = np.asarray(_point(at, x0, spec) if x is None else x, dtype=float)
+        return Target(spec, f, x0, entry.kind, entry.closed_form)
+    if n is not None or depth is not None:
+        raise DiffkitError("--dim and --depth apply to catalog functions only")
+    if re.fullmatch(r"[\w./\\-]+\.py:\w+|[\w.]+:\w+", spec):
+        fn = _load(spec)
+        x0 = np.asarray(_point(at, 1.0, spec) if x is None else x, dtype=float)
+        return Target(spec, fn, x0, None)
+    try:
+        formula = parse_formula(spec)
+    except FormulaError as exc:
+        if re.fullmatch(r"[a-z_][a-z0-9_]*", spec):  # looks like a name, not a formula
+            catalog.get(spec)  # raises "unknown catalog function ... did you mean"
+        raise DiffkitError(str(exc)) from None
+    names = formula.variables
+    values = dict(at or {})
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise DiffkitError(f"--at names {', '.join(unknown)}, which the formula does not use; "
+                           f"its variables: {', '.join(names) or 'none'}")
+    missing = [v for v in names if v not in values] if values else []
+    if missing:
+        raise DiffkitError(f"missing value for {', '.join(missing)}: give --at "
+                           + ",".join(f"{v}=..." for v in names))
+    point = [float(values.get(v, 1.0)) for v in names]
+    if len(names) <= 1:
+        return Target(spec, formula if names else (lambda x: formula() + 0 * x),
+                      np.float64(point[0] if point else 1.0), "derivative", True)
+    return Target(spec, lambda v: formula(*(v[i] for i in range(len(names)))),
+                  np.array(point), "grad", True)
