@@ -118,11 +118,11 @@ def resolve(spec: str | Callable, at: dict[str, Any] | None = None, n: int | Non
         fn = _load(spec)
         x0 = np.asarray(_point(at, 1.0, spec) if x is None else x, dtype=float)
         return Target(spec, fn, x0, None)
+    if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec):  # a bare name: meant as a catalog name
+        catalog.get(spec.strip())  # raises "unknown catalog function ..., did you mean ..."
     try:
         formula = parse_formula(spec)
     except FormulaError as exc:
-        if re.fullmatch(r"[a-z_][a-z0-9_]*", spec):  # looks like a name, not a formula
-            catalog.get(spec)  # raises "unknown catalog function ... did you mean"
         raise DiffkitError(str(exc)) from None
     names = formula.variables
     values = dict(at or {})

@@ -1,0 +1,1 @@
+"""The ``diffkit`` command line: a thin front end that parses, calls the library, formats."""

@@ -1,0 +1,81 @@
+"""Sweeps behind ``diffkit steps`` and ``diffkit swell`` (and the report figures).
+
+* :func:`step_errors`: finite-difference error against the reference for each method
+  over steps h = 10⁻¹ … 10⁻¹⁶, plus the automatically chosen step: the "V" of
+  truncation error (falling with h) meeting round-off error (rising as h shrinks).
+* :func:`swell`: how big the derivative gets as a function is composed deeper: the
+  symbolic derivative as a tree and after CSE, against the AD trace length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import finite_diff as fd
+from .isolate import run_isolated
+from .measure import error_against, trace_length
+from .reference import reference
+from .targets import Target, resolve
+
+METHODS = ("forward", "central", "richardson", "complex")
+STEPS = tuple(10.0 ** -k for k in range(1, 17))
+ENGINES = {"derivative": fd.derivative, "grad": fd.gradient, "jacobian": fd.jacobian}
+
+
+def step_errors(target: Target, methods: Sequence[str] = METHODS,
+                steps: Iterable[float] = STEPS) -> list[dict[str, Any]]:
+    """Records ``method, step, error, auto`` (``auto`` marks the automatic step)."""
+    ref = reference(target.f, target.x, target.kind).derivative
+    engine = ENGINES[target.kind]
+    rows = []
+    for method in methods:
+        for h in [None, *steps]:
+            row: dict[str, Any] = {"function": target.name, "method": method, "auto": h is None}
+            try:
+                r = engine(target.f, target.x, method=method, step=h)
+                row["step"] = float(np.max(r.step))
+                row["error"], _ = error_against(r.value, ref)
+            except ValueError as exc:  # e.g. complex step on a function that is not safe
+                row.update(step=h, error=None, message=str(exc).splitlines()[0])
+            rows.append(row)
+    return rows
+
+
+def parse_depths(text: str) -> list[int]:
+    """``"1..8"``, ``"5"`` or ``"1,2,4"`` to a list of depths."""
+    try:
+        if ".." in text:
+            lo, hi = (int(v) for v in text.split(".."))
+            depths = list(range(lo, hi + 1))
+        else:
+            depths = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"bad depth {text!r}: write K, 1..K or a list like 1,2,4") from None
+    if not depths or min(depths) < 1:
+        raise ValueError(f"bad depth {text!r}: depths start at 1")
+    return depths
+
+
+def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
+          memory_mb: float | None = 2048) -> list[dict[str, Any]]:
+    """Records ``depth, backend, expr_nodes, expr_dag_nodes, tape_ops, status``."""
+    from .symbolic import derive
+
+    rows = []
+    for k in depths:
+        t = resolve(name, depth=k)
+        kind = "derivative" if t.kind == "derivative" else "grad"
+
+        def symbolic() -> dict[str, Any]:
+            d = derive(t.f, t.x, "jacobian" if t.kind == "jacobian" else kind)
+            return {s: d.sizes[s] for s in ("expr_nodes", "expr_dag_nodes", "f_expr_nodes")}
+
+        sym = run_isolated(symbolic, timeout, memory_mb)
+        rows.append({"depth": k, "backend": "symbolic", **sym})
+        ops = trace_length(t.f, t.x)
+        rows += [{"depth": k, "backend": b, "status": "ok", "tape_ops": ops}
+                 for b in ("reverse", "forward")]
+    return rows
