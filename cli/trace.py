@@ -1,0 +1,49 @@
+"""``diffkit trace``: the evaluation trace (Wengert list) of a function at a point."""
+
+from __future__ import annotations
+
+import click
+
+from .output import emit, format_option, output_option, render
+
+
+@click.command()
+@click.argument("func")
+@click.option("--at", help="the point: x=0.5, or x1=2,x2=5 for a formula's variables")
+@click.option("--mode", type=click.Choice(["forward", "reverse"]), default="forward",
+              show_default=True, help="forward: tangents row by row; reverse: the adjoint "
+              "sweep, contribution by contribution")
+@format_option
+@output_option
+def trace(func: str, at: str | None, mode: str, fmt: str, output: str | None) -> None:
+    """Show how automatic differentiation evaluates FUNC: one row per primitive
+    (v₋₁, v₀ are the inputs, v₁, v₂ … each operation), with its value and its tangent
+    (forward mode, d/d of the first input) or its adjoint (reverse mode, followed by the
+    reverse sweep showing each contribution as the backward pass adds it).
+
+    \b
+    Examples:
+      diffkit trace "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=5
+      diffkit trace "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=5 --mode reverse
+      diffkit trace logistic_map --at x=0.3
+    """
+    import diffkit as dk
+    from diffkit import catalog
+    from diffkit.formula import FormulaError, parse_formula
+    from diffkit.targets import parse_at, resolve
+
+    values = parse_at(at) if at else {}
+    if func in catalog.names() or ":" in func:
+        target = resolve(func, at=values or None)
+        result = dk.trace(target.f, target.x, mode=mode)
+    else:
+        target = resolve(func, at=values or None)  # validates names and values, one line each
+        try:
+            formula = parse_formula(func)
+        except FormulaError as exc:
+            raise click.UsageError(str(exc)) from None
+        result = dk.trace(formula, *[values.get(v, 1.0) for v in formula.variables], mode=mode)
+    if fmt == "table":
+        emit(str(result), output)
+    else:
+        emit(render(result.records(), fmt), output)
