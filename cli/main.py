@@ -13,7 +13,8 @@ import click
 
 COMMANDS = {  # name -> module in this package holding a click command of that name
     "compare": "compare", "list": "listing", "steps": "steps", "swell": "swell",
-    "trace": "trace",
+    "trace": "trace", "graph": "graph", "rules": "rules",
+    "show": "show",
 }
 
 

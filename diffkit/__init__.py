@@ -13,6 +13,7 @@ from .backends import Backend, backend, backends
 from .core import DiffkitError, _install_operators
 from .reverse import Tensor, gradients, no_grad, tensor
 from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
+from .graph import graph
 from .wengert import trace
 
 _install_operators()
@@ -28,5 +29,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'diffkit' has no attribute {name!r}")
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "compare", "derive", "derivative", "grad",
+__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "compare", "derive", "derivative", "grad", "graph",
            "gradients", "hessian", "jacobian", "jvp", "no_grad", "tensor", "trace", "value_and_grad", "vjp"]

@@ -6,7 +6,9 @@ VJP rules and the sympy translation (see :class:`diffkit.core.Primitive`).
 
 from __future__ import annotations
 
-from ..core import Primitive
+from typing import Any
+
+from ..core import Each, Primitive
 from .elementwise import (abs, add, arccos, arcsin, arctan, cos, cosh, div, exp, log,  # noqa: A004
                           log1p, maximum, minimum, mul, neg, power, sigmoid, sign, sin, sinh,
                           sqrt, sub, tan, tanh, where)
@@ -21,4 +23,36 @@ def table() -> dict[str, Primitive]:
 
 
 __all__ = [name for name, v in list(globals().items()) if isinstance(v, Primitive)] + [
-    "sum_to", "table"]
+    "source", "sum_to", "table"]
+
+
+def source(name: str) -> dict[str, list[str]]:
+    """The source text of a primitive's entry: implementation, sympy, JVP and VJP rules.
+
+    >>> "cos(x)" in "".join(source("sin")["jvp"])
+    True
+    """
+    import inspect
+
+    table_ = table()
+    if name not in table_:
+        import difflib
+
+        close = difflib.get_close_matches(name, table_, n=3)
+        raise KeyError(f"unknown primitive {name!r}" + (f"; did you mean {', '.join(close)}?"
+                                                         if close else "; see the table"))
+    prim = table_[name]
+
+    def text(fn: Any) -> str:
+        fn = getattr(fn, "func", fn)  # Each(...) rules
+        d = inspect.getclosurevars(fn).nonlocals.get("d") if inspect.isfunction(fn) else None
+        fn = d or fn  # unary primitives: the rule is x_dot * d(y, x) / y_bar * d(y, x)
+        try:
+            return inspect.getsource(fn).strip()
+        except (OSError, TypeError):
+            return repr(fn)
+
+    jvp = [text(prim.jvp_joint)] if prim.jvp_joint else [text(r) for r in prim.jvp]
+    vjp = [text(prim.vjp.rule)] if isinstance(prim.vjp, Each) else [text(r) for r in prim.vjp]
+    return {"numpy": [text(prim.impl)], "sympy": [text(prim.sympy)] if prim.sympy else [],
+            "jvp": list(dict.fromkeys(jvp)), "vjp": list(dict.fromkeys(vjp))}
