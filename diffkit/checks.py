@@ -64,3 +64,23 @@ def check_output(y: Any, transform: str) -> None:
         raise DiffkitError(
             f"{transform} requires the function to return a real number or array, got "
             f"{type(y).__name__}; return one array (use has_aux=True for extra outputs)")
+
+
+def split_aux(out: Any) -> tuple[Any, Any]:
+    """``(value, aux)`` from the output of a ``has_aux=True`` function."""
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise DiffkitError("has_aux=True needs the function to return a pair (value, aux), "
+                           f"got {type(out).__name__}; return (value, aux) or drop has_aux")
+    return out
+
+
+def like_input(g: Any, x: Any) -> Any:
+    """A gradient as the caller should receive it: its own writable array, in x's dtype."""
+    if type(g) is not np.ndarray and not isinstance(g, np.generic):
+        return g
+    dtype = np.result_type(primal(x))
+    if dtype.kind == "f" and g.dtype != dtype:
+        return g.astype(dtype)
+    if type(g) is np.ndarray and (g.base is not None or not g.flags.writeable):
+        return g.copy()
+    return g

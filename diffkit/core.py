@@ -285,5 +285,8 @@ def _install_operators() -> None:
     Box.__abs__ = lambda self: bind(p.abs, self)
     Box.__getitem__ = lambda self, idx: dnp.getitem(self, idx)
     Box.T = property(lambda self: dnp.transpose(self))
-    for name in ["sum", "mean", "prod", "max", "min", "reshape", "transpose", "dot"]:
+    for name in ["sum", "mean", "prod", "max", "min", "dot"]:
         setattr(Box, name, getattr(dnp, name))
+    # numpy's method forms: x.reshape(2, 3) as well as x.reshape((2, 3)); x.transpose(1, 0)
+    Box.reshape = lambda self, *s: dnp.reshape(self, s[0] if len(s) == 1 else s)
+    Box.transpose = lambda self, *a: dnp.transpose(self, (a[0] if len(a) == 1 else a) or None)

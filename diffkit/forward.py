@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .backends import Backend
-from .checks import check_output, check_scalar
+from .checks import check_output, check_scalar, like_input, split_aux
 from .core import Box, Primitive, Trace, bind, ndim, new_level, shape
 from .primitives import broadcast_to, reshape, transpose
 from .pytree import tree_map
@@ -87,7 +87,7 @@ def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, batch: tuple[int
         y = fun(Dual(trace, x, x_dot))
         aux = None
         if has_aux:
-            y, aux = y
+            y, aux = split_aux(y)
             aux = tree_map(lambda v: v.primal if isinstance(v, Dual) and v._trace is trace else v,
                            aux)
         if isinstance(y, Dual) and y._trace is trace:
@@ -111,7 +111,7 @@ class ForwardBackend(Backend):
         seeds = np.eye(n, dtype=np.result_type(x)).reshape((n,) + shape(x))
         y, y_dot, aux = push_forward(fun, x, seeds, (n,), has_aux)
         jac = transpose(y_dot, axes=tuple(range(1, ndim(y_dot))) + (0,)) if ndim(y_dot) > 1 else y_dot
-        return y, reshape(jac, shape=shape(y) + shape(x)), aux
+        return y, like_input(reshape(jac, shape=shape(y) + shape(x)), x), aux
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         return self._all_directions(fun, x)[1]

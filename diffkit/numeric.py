@@ -21,7 +21,7 @@ import numpy as np
 
 from . import finite_diff as fd
 from .backends import Backend
-from .checks import check_scalar
+from .checks import check_scalar, split_aux
 
 
 class NumericBackend(Backend):
@@ -47,7 +47,7 @@ class NumericBackend(Backend):
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         out = fun(x)
-        value, aux = out if has_aux else (out, None)
+        value, aux = split_aux(out) if has_aux else (out, None)
         check_scalar(value, "grad")
         scalar = (lambda z: fun(z)[0]) if has_aux else fun
         return value, aux, self._run(fd.gradient, scalar, x, batched=self.options["batched"])

@@ -166,10 +166,10 @@ def matmul(x: Any, y: Any) -> Any:
     x2 = reshape(x, (1,) + _shape_of(x)) if ndim(x) == 1 else x
     y2 = reshape(y, _shape_of(y) + (1,)) if ndim(y) == 1 else y
     z = bind(_p.matmul, x2, y2)
-    if ndim(y) == 1:
-        z = reshape(z, _shape_of(z)[:-1])
     if ndim(x) == 1:
         z = reshape(z, _shape_of(z)[:-2] + _shape_of(z)[-1:])
+    if ndim(y) == 1:
+        z = reshape(z, _shape_of(z)[:-1])
     return z
 
 

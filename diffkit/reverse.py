@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .backends import Backend
-from .checks import as_input, check_output, check_scalar
+from .checks import as_input, check_output, check_scalar, like_input, split_aux
 from .core import Box, DiffkitError, Primitive, Trace, bind, new_level, primal, shape
 from .primitives import sum_to
 from .pytree import tree_map
@@ -201,7 +201,8 @@ class Tensor(Box):
         if not self.is_leaf:
             raise DiffkitError("requires_grad can only be changed on leaf tensors; "
                                "use .detach() to cut a tensor from its graph")
-        self.node = Node(None, {}, None, None, ()) if flag else None
+        dtype = np.result_type(primal(self.value))  # a leaf's .grad keeps its dtype
+        self.node = Node(None, {"dtype": dtype}, None, None, ()) if flag else None
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
         self.requires_grad = flag
@@ -255,7 +256,8 @@ class Tensor(Box):
         gradient of ``sum(gradient * self)``.
         """
         for node, g in backprop([(self._root(), _seed(self, gradient))], retain_graph).items():
-            g = np.array(g) if isinstance(g, np.ndarray) else g
+            if isinstance(g, np.ndarray):  # its own copy; a leaf's in the leaf's dtype
+                g = np.array(g, dtype=node.params.get("dtype") if node.prim is None else g.dtype)
             node.grad = g if node.grad is None else node.grad + g
 
     def _root(self) -> Node:
@@ -319,8 +321,22 @@ def gradients(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tens
         if x.node is None:
             raise DiffkitError("gradients(): an input does not require grad; create it with "
                                "requires_grad=True")
-    found = backprop([(y._root(), _seed(y, g)) for y, g in zip(outs, gos)], retain_graph)
-    return tuple(found.get(x.node, np.zeros_like(primal(x.value))) for x in ins)
+    seeds = [(y._root(), _seed(y, g)) for y, g in zip(outs, gos)]
+    marked = [x.node for x in ins if not x.node.retain]
+    for node in marked:  # report non-leaf inputs too, for this pass only
+        node.retain = True
+    try:
+        found = backprop(seeds, retain_graph)
+    finally:
+        for node in marked:
+            node.retain = False
+    return tuple(like_input(_own(found[x.node], seeds), x.value) if x.node in found
+                 else np.zeros_like(primal(x.value)) for x in ins)
+
+
+def _own(g: Any, seeds: list) -> Any:
+    """``g``, copied if it is one of the caller's seed arrays passed straight through."""
+    return g.copy() if any(g is s for _, s in seeds) else g
 
 
 # --------------------------------------------------------------------------- backend
@@ -334,7 +350,7 @@ def record(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
         y = fun(Tensor(trace, x, leaf))
         aux = None
         if has_aux:
-            y, aux = y
+            y, aux = split_aux(y)
             aux = tree_map(lambda v: v.value if type(v) is Tensor and v._trace is trace else v, aux)
         if not (type(y) is Tensor and y._trace is trace):
             check_output(y, "this transform")
@@ -344,8 +360,11 @@ def record(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
 def _pull(leaf: Node, x: Any, y: Any, y_bar: Any, retain_graph: bool) -> Any:
     """The adjoint of the input for output adjoint ``y_bar``."""
     if not (type(y) is Tensor and y.node is not None):
-        return np.zeros(shape(x))
-    return backprop([(y.node, y_bar)], retain_graph).get(leaf, np.zeros(shape(x)))
+        return np.zeros(shape(x), dtype=np.result_type(primal(x)))
+    g = backprop([(y.node, y_bar)], retain_graph).get(leaf)
+    if g is None:
+        return np.zeros(shape(x), dtype=np.result_type(primal(x)))
+    return like_input(g.copy() if g is y_bar else g, x)
 
 
 class ReverseBackend(Backend):

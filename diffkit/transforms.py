@@ -31,14 +31,17 @@ class _Args:
     """The differentiated arguments of one call, as one array ``z`` and back."""
 
     def __init__(self, transform: str, args: tuple, argnums: Argnums) -> None:
-        self.single = isinstance(argnums, int)
+        self.single = isinstance(argnums, (int, np.integer))
         nums = (argnums,) if self.single else tuple(argnums)
         for i in nums:
             if not isinstance(i, (int, np.integer)) or not -len(args) <= i < len(args):
                 raise DiffkitError(f"{transform}: argnums={argnums!r} is out of range: the "
                                    f"function was called with {len(args)} positional "
                                    f"argument{'s' if len(args) != 1 else ''}")
-        self.args, self.nums = list(args), [i % len(args) for i in nums]
+        self.args, self.nums = list(args), [int(i) % len(args) for i in nums]
+        if len(set(self.nums)) != len(self.nums):
+            raise DiffkitError(f"{transform}: argnums={argnums!r} names an argument twice; "
+                               "name each argument once")
         self.rebuilds, leaves = [], []
         self.whole = len(self.nums) == 1 and flatten(args[self.nums[0]])[0] == [args[self.nums[0]]]
         for i in self.nums:

@@ -40,14 +40,21 @@ sum = Primitive(  # noqa: A001
 
 
 def _others(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
-    """d prod(x) / d x_i: the product of the other entries, exact even where x_i = 0."""
+    """d prod(x) / d x_i: the product of the other entries.
+
+    Without zeros that is y / x_i. Where a lane holds zeros, it is built from pieces
+    that keep their own derivatives (the product ``p`` of the non-zero entries and
+    ``q`` of the zero ones), so second derivatives at zeros are exact too.
+    """
     zero = primal(x) == 0
     if not zero.any():
         return _expand(y, x, axis, keepdims) / x
-    zeros = np.sum(zero, axis=axis, keepdims=True)
-    p = prod(where(1.0, x, cond=zero), axis=axis, keepdims=True)  # product of non-zeros
-    return where(where(p, 0.0, cond=zeros == 1), where(p / where(1.0, x, cond=zero), 0.0,
-                 cond=zeros == 0), cond=zero)
+    count = np.sum(zero, axis=axis, keepdims=True)  # zeros per lane
+    p = prod(where(1.0, x, cond=zero), axis=axis, keepdims=True)
+    q = prod(where(x, 1.0, cond=zero), axis=axis, keepdims=True)  # 0, with a derivative
+    other_zeros = where(1.0, where(sum(where(x, 0.0, cond=zero), axis=axis, keepdims=True) - x,
+                                   0.0, cond=count == 2), cond=count == 1)
+    return where(p * other_zeros, q * p / where(1.0, x, cond=zero), cond=zero)
 
 
 prod = Primitive(

@@ -82,7 +82,9 @@ def _lead_position(idx: tuple) -> int:
     adv = [k for k, i in enumerate(idx) if not isinstance(i, (slice, type(None), type(Ellipsis)))]
     if _is_basic(idx) or adv == list(range(adv[0], adv[-1] + 1)):
         return 0
-    return len(np.broadcast_shapes(*(np.shape(idx[k]) for k in adv)))
+    shapes = [(int(np.count_nonzero(idx[k])),) if np.asarray(idx[k]).dtype == bool
+              else np.shape(idx[k]) for k in adv]  # a boolean mask gives one axis
+    return len(np.broadcast_shapes(*shapes))
 
 
 def _getitem_jvp(x_dot: Any, y: Any, x: Any, *, idx: tuple) -> Any:
