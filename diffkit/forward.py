@@ -45,15 +45,16 @@ class ForwardTrace(Trace):
         self.batch = batch
 
     def process(self, prim: Primitive, args: Any, params: dict) -> Any:
-        primals, tangents = [], []
+        primals, tangents, boxed = [], [], False
         for a in args:
             if type(a) is Dual and a._trace is self:
-                primals.append(a.primal)
-                tangents.append(a.tangent)
+                a, t = a.primal, a.tangent
             else:
-                primals.append(a)
-                tangents.append(None)
-        y = bind(prim, *primals, **params)
+                t = None
+            boxed = boxed or isinstance(a, Box)
+            primals.append(a)
+            tangents.append(t)
+        y = bind(prim, *primals, **params) if boxed else prim.impl(*primals, **params)
         if prim.jvp_joint is not None:
             filled = [self.zeros(x) if t is None else t for x, t in zip(primals, tangents)]
             return Dual(self, y, prim.jvp_joint(filled, y, *primals, **params))

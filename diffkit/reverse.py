@@ -61,15 +61,15 @@ class ReverseTrace(Trace):
     """Records nodes for the values it owns; lower-level values are constants."""
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
-        inputs, parents = [], []
+        inputs, parents, boxed = [], [], False
         for i, a in enumerate(args):
             if type(a) is Tensor and a._trace is self:
-                inputs.append(a.value)
-                if a.node is not None:
-                    parents.append((i, a.node))
-            else:
-                inputs.append(a)
-        out = bind(prim, *inputs, **params)
+                a, node = a.value, a.node
+                if node is not None:
+                    parents.append((i, node))
+            boxed = boxed or isinstance(a, Box)
+            inputs.append(a)
+        out = bind(prim, *inputs, **params) if boxed else prim.impl(*inputs, **params)
         if not parents or (self is AMBIENT and not _grad_enabled[0]):
             return Tensor(self, out, None)
         saved = out
@@ -122,11 +122,13 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> d
                     "backward through a tape that was already released by an earlier backward "
                     "pass; call backward(retain_graph=True) the first time to go back twice")
             node.bar = None  # free adjoints as soon as they are used: memory stays warm
-            acc.release(y_bar)
+            if type(y_bar) is np.ndarray:
+                acc.release(y_bar)
             prim, inputs = node.prim, node.inputs
             for i, parent in node.parents:
                 x_bar = prim.vjp[i](y_bar, node.out, *inputs, **node.params)
-                if prim.broadcasts and shape(x_bar) != shape(inputs[i]):
+                if prim.broadcasts and type(x_bar) is not np.float64 \
+                        and shape(x_bar) != shape(inputs[i]):  # a scalar needs no summing
                     x_bar = sum_to(x_bar, shape(inputs[i]))
                 parent.bar = acc.add(parent.bar, x_bar, fresh=x_bar is not y_bar)
             if not retain_graph:
