@@ -44,6 +44,8 @@ class Primitive:
     ``broadcasts`` marks primitives whose output broadcasts its inputs (elementwise
     arithmetic, matmul's batch axes): the interpreters align shapes for those.
     ``sympy(sp, *args, **params)`` translates to a sympy expression (symbolic backend).
+    ``api`` names the array-API function (default: ``name``), or is
+    ``api(xp, *args, **params)``: how to compute with another array library (JAX, torch).
 
     >>> from diffkit.primitives import sin
     >>> float(sin(0.0))
@@ -58,10 +60,18 @@ class Primitive:
     sympy: Callable[..., Any] | None = None
     broadcasts: bool = False
     ufunc: np.ufunc | None = None
+    api: str | Callable[..., Any] | None = None
     _saves: dict = field(default_factory=dict, init=False)
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         return bind(self, *args, **params)
+
+    def portable(self, xp: Any, *args: Any, **params: Any) -> Any:
+        """Apply with the array namespace ``xp`` of another library (see :func:`using`)."""
+        args = tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+        if callable(self.api):
+            return self.api(xp, *args, **params)
+        return getattr(xp, self.api or self.name)(*args, **params)
 
     def saves(self, argnums: tuple[int, ...], nargs: int) -> tuple[bool, ...]:
         """Which of ``(y, *args)`` the VJP rules of ``argnums`` read: what a tape keeps."""
@@ -136,6 +146,24 @@ def new_level(make: Callable[[int], Trace]) -> Iterator[Trace]:
         trace.alive = False
 
 
+_namespace: list[Any] = [None]  # an array-API namespace while running on a peer's arrays
+
+
+@contextlib.contextmanager
+def using(xp: Any) -> Iterator[None]:
+    """Compute the primitives with the array library ``xp`` (e.g. ``jax.numpy``) inside.
+
+    This lets catalog and user functions written with ``diffkit.numpy`` run on another
+    library's arrays, so that library can differentiate them with its own machinery.
+    """
+    saved = _namespace[0]
+    _namespace[0] = xp
+    try:
+        yield
+    finally:
+        _namespace[0] = saved
+
+
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: numpy on plain values, else the top-level box's interpreter."""
     top = None
@@ -145,7 +173,8 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             if top is None or t.level > top.level:
                 top = t
     if top is None:
-        return prim.impl(*args, **params)
+        xp = _namespace[0]
+        return prim.impl(*args, **params) if xp is None else prim.portable(xp, *args, **params)
     if not top.alive:
         raise DiffkitError(
             f"a traced value escaped its transform and was used in {prim.name}(): "

@@ -21,7 +21,7 @@ from ..core import Box, Primitive, primal, reads, shape
 
 
 def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
-          sympy: Callable[..., Any]) -> Primitive:
+          sympy: Callable[..., Any], api: str | Callable | None = None) -> Primitive:
     """A unary elementwise primitive from its derivative ``d(y, x)``."""
     def vjp(y_bar: Any, y: Any, x: Any) -> Any:
         return y_bar * d(y, x)
@@ -32,6 +32,7 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
         vjp=(vjp,),
         sympy=sympy, broadcasts=True, ufunc=impl if isinstance(impl, np.ufunc) else None,
+        api=api,
     )
 
 
@@ -50,14 +51,17 @@ sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, lambda sp, x: sp.sqrt(x))
 sin = unary("sin", np.sin, lambda y, x: cos(x), lambda sp, x: sp.sin(x))
 cos = unary("cos", np.cos, lambda y, x: -sin(x), lambda sp, x: sp.cos(x))
 tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, lambda sp, x: sp.tan(x))
-arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(1.0 - x * x), lambda sp, x: sp.asin(x))
+arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(1.0 - x * x), lambda sp, x: sp.asin(x),
+               "asin")
 arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(1.0 - x * x),
-               lambda sp, x: sp.acos(x))
-arctan = unary("arctan", np.arctan, lambda y, x: 1.0 / (1.0 + x * x), lambda sp, x: sp.atan(x))
+               lambda sp, x: sp.acos(x), "acos")
+arctan = unary("arctan", np.arctan, lambda y, x: 1.0 / (1.0 + x * x), lambda sp, x: sp.atan(x),
+               "atan")
 sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), lambda sp, x: sp.sinh(x))
 cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), lambda sp, x: sp.cosh(x))
 tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, lambda sp, x: sp.tanh(x))
-sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), lambda sp, x: 1 / (1 + sp.exp(-x)))
+sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), lambda sp, x: 1 / (1 + sp.exp(-x)),
+                lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
 abs = unary("abs", np.abs, lambda y, x: sign(x), lambda sp, x: sp.Abs(x))  # noqa: A001
 sign = unary("sign", np.sign, _zero, lambda sp, x: sp.sign(x))
 
@@ -65,7 +69,7 @@ neg = Primitive(
     "neg", operator.neg,
     jvp=(lambda x_dot, y, x: -x_dot,),
     vjp=(lambda y_bar, y, x: -y_bar,),
-    sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative,
+    sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative, api="negative",
 )
 add = Primitive(
     "add", operator.add,
@@ -77,19 +81,19 @@ sub = Primitive(
     "sub", operator.sub,
     jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar),
-    sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract,
+    sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract, api="subtract",
 )
 mul = Primitive(
     "mul", operator.mul,
     jvp=(lambda x_dot, z, x, y: x_dot * y, lambda y_dot, z, x, y: x * y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar * y, lambda z_bar, z, x, y: x * z_bar),
-    sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply,
+    sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply, api="multiply",
 )
 div = Primitive(
     "div", np.true_divide,
     jvp=(lambda x_dot, z, x, y: x_dot / y, lambda y_dot, z, x, y: -y_dot * z / y),
     vjp=(lambda z_bar, z, x, y: z_bar / y, lambda z_bar, z, x, y: -z_bar * z / y),
-    sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide,
+    sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide, api="divide",
 )
 
 
@@ -112,7 +116,7 @@ power = Primitive(
          lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x)),
     vjp=(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y),
          lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x)),
-    sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power,
+    sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, api="pow",
 )
 
 
@@ -147,4 +151,5 @@ where = Primitive(
     vjp=(lambda z_bar, z, x, y, *, cond: where(z_bar, 0.0, cond=cond),
          lambda z_bar, z, x, y, *, cond: where(0.0, z_bar, cond=cond)),
     sympy=lambda sp, x, y, *, cond: sp.Piecewise((x, cond), (y, True)), broadcasts=True,
+    api=lambda xp, x, y, *, cond: xp.where(xp.asarray(cond), x, y),
 )

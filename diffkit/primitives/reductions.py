@@ -99,11 +99,11 @@ max = _chooser("max", np.max, "Max")  # noqa: A001
 min = _chooser("min", np.min, "Min")  # noqa: A001
 
 
-def _logsumexp(x: Any, *, axis: Axes, keepdims: bool) -> Any:
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=axis)
+def _logsumexp(x: Any, *, axis: Axes, keepdims: bool, xp: Any = np) -> Any:
+    m = xp.max(x, axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0.0)
+    out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else xp.squeeze(out, axis=axis)
 
 
 def _softmax(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
@@ -116,6 +116,7 @@ logsumexp = Primitive(
          sum(x_dot * _softmax(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims:
          _expand(y_bar, x, axis, keepdims) * _softmax(y, x, axis, keepdims),),
+    api=lambda xp, x, *, axis, keepdims: _logsumexp(x, axis=axis, keepdims=keepdims, xp=xp),
     sympy=lambda sp, x, *, axis, keepdims:
         lanes(x, axis, keepdims, lambda v: sp.log(sp.Add(*[sp.exp(e) for e in v]))),
 )
