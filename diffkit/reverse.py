@@ -18,6 +18,7 @@ The same machinery serves both styles:
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -248,6 +249,16 @@ class Tensor(Box):
         """The same value, cut from the graph (no gradient flows through it)."""
         return Tensor(self._trace, self.value, None)
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A copy on the same tape level: a leaf stays a leaf (with a copy of its .grad)."""
+        if not self.is_leaf:
+            raise DiffkitError("only leaf tensors can be deep-copied; use .detach() first")
+        out = Tensor(self._trace, copy.deepcopy(self.value, memo), None)
+        if self.node is not None:
+            out.requires_grad_(True)
+            out.node.grad = copy.deepcopy(self.node.grad, memo)
+        return out
+
     def numpy(self) -> np.ndarray:
         return np.asarray(primal(self.value))
 
@@ -385,6 +396,7 @@ class ReverseBackend(Backend):
         value = y.value if type(y) is Tensor else y
 
         def vjp_fn(y_bar: Any) -> Any:
+            y_bar = as_input(y_bar, "vjp: the cotangent")
             if shape(y_bar) != shape(value):
                 raise DiffkitError(f"vjp: the cotangent has shape {shape(y_bar)} but the output "
                                    f"has shape {shape(value)}; they must match")

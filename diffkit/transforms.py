@@ -43,7 +43,8 @@ class _Args:
             raise DiffkitError(f"{transform}: argnums={argnums!r} names an argument twice; "
                                "name each argument once")
         self.rebuilds, leaves = [], []
-        self.whole = len(self.nums) == 1 and flatten(args[self.nums[0]])[0] == [args[self.nums[0]]]
+        first = flatten(args[self.nums[0]])[0]
+        self.whole = len(self.nums) == 1 and len(first) == 1 and first[0] is args[self.nums[0]]
         for i in self.nums:
             ls, rebuild = flatten(args[i])
             leaves += [as_input(v, f"{transform}: argument {i}") for v in ls]

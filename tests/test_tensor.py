@@ -262,3 +262,17 @@ def test_float32_tensor_grad_dtype_with_float64_constant() -> None:
     t = dk.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
     dnp.sum(t * np.array([3.0, 4.0])).backward()
     assert t.grad.dtype == np.float32
+
+
+def test_deepcopy_keeps_a_leaf_on_the_tensor_tape():
+    import copy
+
+    w = dk.tensor([1.0, 2.0], requires_grad=True)
+    w2 = copy.deepcopy(w)
+    (dnp.sum(w2 * 3.0) + dnp.sum(w * 1.0)).backward()
+    np.testing.assert_array_equal(w.grad, [1.0, 1.0])
+    np.testing.assert_array_equal(w2.grad, [3.0, 3.0])
+    with dk.no_grad():
+        assert not (w2 * 2.0).requires_grad
+    with pytest.raises(dk.DiffkitError, match="leaf"):
+        copy.deepcopy(w * 2.0)

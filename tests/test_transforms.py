@@ -803,3 +803,10 @@ def test_jacobian_of_grad_is_hessian() -> None:
         for inner in BACKENDS:
             H = dk.jacobian(dk.grad(rosenbrock, backend=inner), backend=outer)(x)
             assert_close(H, rosenbrock_hessian(x), rtol=1e-13)
+
+
+def test_a_container_with_one_array_is_a_pytree_not_the_array():
+    g = dk.grad(lambda p: dnp.sum(p["w"] ** 2))({"w": np.array([1.0, 2.0])})
+    np.testing.assert_array_equal(g["w"], [2.0, 4.0])
+    (g,) = dk.grad(lambda p: dnp.sum(p[0] ** 3))([np.array([1.0, 2.0])])
+    np.testing.assert_array_equal(g, [3.0, 12.0])

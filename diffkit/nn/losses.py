@@ -1,0 +1,101 @@
+"""Losses with PyTorch's names and semantics (mean reduction by default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import numpy as dnp
+from ..core import DiffkitError, primal
+from .modules import Module, _as_input
+
+
+def _reduce(loss: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return dnp.mean(loss)
+    if reduction == "sum":
+        return dnp.sum(loss)
+    if reduction == "none":
+        return loss
+    raise DiffkitError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+    """Mean of squared differences; ``input`` and ``target`` must have the same shape."""
+    if np.shape(primal(input)) != np.shape(primal(target)):
+        raise DiffkitError(f"mse_loss: input shape {np.shape(primal(input))} and target shape "
+                           f"{np.shape(primal(target))} differ (broadcasting them is almost "
+                           "always a bug); reshape one of them")
+    diff = _as_input(input) - _as_input(target)
+    return _reduce(diff * diff, reduction)
+
+
+def cross_entropy(logits: Any, target: Any, reduction: str = "mean") -> Any:
+    """``logsumexp(logits_n) - logits_n[target_n]`` per sample: softmax cross-entropy from
+    unnormalized scores (N, C) and integer class labels (N,), stable for large scores.
+
+    >>> from diffkit import nn
+    >>> float(nn.cross_entropy(np.array([[1000.0, 0.0]]), np.array([0])))
+    0.0
+    """
+    target = np.asarray(primal(target))
+    n_shape = np.shape(primal(logits))
+    if len(n_shape) != 2 or target.shape != n_shape[:1]:
+        raise DiffkitError(f"cross_entropy: logits must be (N, C) and target (N,), got "
+                           f"{n_shape} and {target.shape}")
+    if target.dtype.kind not in "iu" or target.size and not (
+            0 <= target.min() and target.max() < n_shape[1]):
+        raise DiffkitError(f"cross_entropy: target must hold integer class labels in "
+                           f"[0, {n_shape[1]}), got dtype {target.dtype}")
+    picked = logits[np.arange(n_shape[0]), target]
+    return _reduce(dnp.logsumexp(logits, axis=-1) - picked, reduction)
+
+
+def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: A002
+                         reduction: str = "mean") -> Any:
+    """Per entry: ``input`` where target is 1, ``max(0, margin - input)`` where it is -1."""
+    target = np.asarray(primal(target))
+    if not np.isin(target, (-1, 1)).all():
+        raise DiffkitError("hinge_embedding_loss: target entries must be 1 or -1")
+    if tuple(target.shape) != tuple(np.shape(primal(input))):
+        raise DiffkitError(f"hinge_embedding_loss: input shape {np.shape(primal(input))} and "
+                           f"target shape {target.shape} differ")
+    return _reduce(dnp.where(target == 1, input, dnp.relu(margin - input)), reduction)
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class MSELoss(_Loss):
+    """``mse_loss`` as a module: ``MSELoss()(prediction, target)``."""
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return mse_loss(input, target, self.reduction)
+
+
+class CrossEntropyLoss(_Loss):
+    """``cross_entropy`` as a module: ``CrossEntropyLoss()(logits, labels)``."""
+
+    def forward(self, logits: Any, target: Any) -> Any:
+        return cross_entropy(logits, target, self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``hinge_embedding_loss`` as a module (``margin=1.0``)."""
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return hinge_embedding_loss(input, target, self.margin, self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"margin={self.margin}, reduction={self.reduction!r}"

@@ -1,0 +1,300 @@
+"""Gradient flow experiment: per-layer gradient norms at initialization and the effect
+of gradient clipping, as described by a TOML spec (default: reports/gradients.toml).
+
+    python examples/gradient_flow.py -o out/gradients
+    python examples/gradient_flow.py -o out/gradients --only depth_sweep clipping
+    python examples/gradient_flow.py --spec my.toml -o out/mine
+
+Writes one PNG per ``[[figure]]`` (title on top, caption underneath), ``gradients.json``
+(every measured number) and ``captions.md`` (file, title and caption of each figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+if __name__ == "__main__":  # before numpy loads: for small matrices one BLAS thread is fastest
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import diffkit as dk  # noqa: E402
+from diffkit import data, nn, optim  # noqa: E402
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parents[1]
+ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
+ARCHITECTURES = ("plain", "layernorm", "residual", "residual+layernorm")
+
+
+# --------------------------------------------------------------------------- models
+
+
+def build(depth: int, width: int, activation: str, architecture: str, init: str,
+          rng: np.random.Generator) -> nn.Sequential:
+    """2 -> width (x depth hidden layers) -> 2, as named in the spec's vocabulary."""
+    act = ACTIVATIONS[activation]
+    if architecture not in ARCHITECTURES:
+        raise SystemExit(f"unknown architecture {architecture!r}; one of {ARCHITECTURES}")
+    norm = "layernorm" in architecture
+    layers: list[nn.Module] = [nn.Linear(2, width, rng=rng)]
+    layers += [nn.LayerNorm(width)] if norm and architecture == "layernorm" else []
+    layers.append(act())
+    for _ in range(depth - 1):
+        if architecture.startswith("residual"):
+            inner = [nn.LayerNorm(width)] if norm else []
+            layers.append(nn.Residual(nn.Sequential(*inner, nn.Linear(width, width, rng=rng), act())))
+        else:
+            layers += [nn.Linear(width, width, rng=rng)] + ([nn.LayerNorm(width)] if norm else []) \
+                + [act()]
+    layers.append(nn.Linear(width, 2, rng=rng))
+    model = nn.Sequential(*layers)
+    initialize(model, init, rng)
+    return model
+
+
+def linears(model: nn.Module) -> list[nn.Linear]:
+    return [m for m in model.modules() if isinstance(m, nn.Linear)]
+
+
+def initialize(model: nn.Module, init: str, rng: np.random.Generator) -> None:
+    """Apply a named initialization to every Linear weight (biases zero unless 'default')."""
+    if init == "default":
+        return
+    scaled = re.fullmatch(r"normal\(([0-9.]+)\)", init)
+    for lin in linears(model):
+        if scaled:
+            nn.normal_(lin.weight, 0.0, float(scaled.group(1)) / math.sqrt(lin.in_features), rng=rng)
+        elif init in ("xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal"):
+            getattr(nn, init + "_")(lin.weight, rng=rng)
+        else:
+            raise SystemExit(f"unknown init {init!r}: default, xavier_uniform, xavier_normal, "
+                             "kaiming_uniform, kaiming_normal or normal(g)")
+        nn.zeros_(lin.bias)
+
+
+def layer_norms(model: nn.Module, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """||dL/dW_l|| for every Linear layer, input side first (one backward pass)."""
+    model.zero_grad()
+    nn.cross_entropy(model(X), y).backward()
+    return np.array([np.linalg.norm(lin.weight.grad) for lin in linears(model)])
+
+
+def mean_norms(setup: dict, depth: int, activation: str, architecture: str, init: str,
+               X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Geometric mean of the per-layer norms over ``setup['seeds']`` initializations."""
+    logs = []
+    for s in range(setup["seeds"]):
+        rng = np.random.default_rng((setup["seed"], s, depth))
+        model = build(depth, setup["width"], activation, architecture, init, rng)
+        with np.errstate(divide="ignore"):
+            logs.append(np.log(layer_norms(model, X, y)))
+    return np.exp(np.mean(logs, axis=0))
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def grid(fig_spec: dict) -> tuple[str, list[str], str, list[str], dict[str, list[str]]]:
+    """The panel and line variables and their values; the other variables have one value."""
+    values = {"activation": fig_spec["activations"], "architecture": fig_spec["architectures"],
+              "init": fig_spec["inits"]}
+    p, ln = fig_spec["panels"], fig_spec["lines"]
+    for k, v in values.items():
+        if k not in (p, ln) and len(v) != 1:
+            raise SystemExit(f"figure {fig_spec['name']}: {k} is neither panels nor lines, so it "
+                             f"must have one value, got {v}")
+    return p, values[p], ln, values[ln], values
+
+
+def setting(values: dict, p: str, pv: str, ln: str, lv: str) -> dict[str, str]:
+    out = {k: v[0] for k, v in values.items()}
+    out.update({p: pv, ln: lv})
+    return out
+
+
+def layer_profile(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
+    p, pvals, ln, lvals, values = grid(fig_spec)
+    depth, results = fig_spec["depth"], {}
+    for ax, pv in zip(ax_row, pvals):
+        for lv in lvals:
+            s = setting(values, p, pv, ln, lv)
+            norms = mean_norms(setup, depth, s["activation"], s["architecture"], s["init"], X, y)
+            results[f"{pv}/{lv}"] = norms.tolist()
+            ax.semilogy(np.arange(1, len(norms) + 1), norms, label=lv)
+        ax.set(title=f"{p}: {pv}", xlabel="Linear layer (1 = input side)", ylabel="‖∂L/∂W_l‖")
+    return results
+
+
+def depth_sweep(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
+    p, pvals, ln, lvals, values = grid(fig_spec)
+    depths, results = fig_spec["depths"], {}
+    for ax, pv in zip(ax_row, pvals):
+        for lv in lvals:
+            s = setting(values, p, pv, ln, lv)
+            ratio = [float(n[0] / n[-1]) for n in (
+                mean_norms(setup, d, s["activation"], s["architecture"], s["init"], X, y)
+                for d in depths)]
+            results[f"{pv}/{lv}"] = dict(zip(map(str, depths), ratio))
+            ax.semilogy(depths, ratio, marker="o", label=lv)
+        ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+        ax.set(title=f"{p}: {pv}", xlabel="hidden layers", ylabel="‖∂L/∂W_1‖ / ‖∂L/∂W_last‖")
+    return results
+
+
+def train_clipped(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, seed: int,
+                  max_norm: float | None, clip_value: float | None) -> dict:
+    """One training run; stops when the loss overflows."""
+    rng = np.random.default_rng((setup["seed"], seed, fig_spec["depth"]))
+    model = build(fig_spec["depth"], setup["width"], fig_spec["activation"],
+                  fig_spec["architecture"], fig_spec["init"], rng)
+    opt = optim.SGD(model.parameters(), lr=fig_spec["lr"], momentum=fig_spec["momentum"])
+    losses, norms = [], []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(fig_spec["steps"]):
+            opt.zero_grad()
+            loss = nn.cross_entropy(model(X), y)
+            if not math.isfinite(loss.item()):
+                break
+            loss.backward()
+            # max_norm=inf only measures the norm; otherwise it rescales all .grad together
+            norms.append(optim.clip_grad_norm_(model.parameters(),
+                                               math.inf if max_norm is None else max_norm))
+            if clip_value is not None:
+                optim.clip_grad_value_(model.parameters(), clip_value)
+            losses.append(loss.item())
+            opt.step()
+        with dk.no_grad():
+            acc = float(np.mean(model(X).numpy().argmax(1) == y))
+    return {"loss": losses, "grad_norm": norms, "accuracy": acc,
+            "overflow_at": len(losses) if len(losses) < fig_spec["steps"] else None}
+
+
+def clipping(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
+    runs = [("no clipping", None, None)] if "none" in fig_spec["max_norms"] else []
+    runs += [(f"clip_grad_norm_ {m:g}", m, None) for m in fig_spec["max_norms"] if m != "none"]
+    runs += [(f"clip_grad_value_ {v:g}", None, v) for v in fig_spec.get("clip_values", [])]
+    seeds = fig_spec.get("seeds", setup["seeds"])
+    results: dict[str, list[dict]] = {}
+    finite: list[list[dict]] = []
+    for label, max_norm, clip_value in runs:
+        per_seed = [train_clipped(fig_spec, setup, X, y, s, max_norm, clip_value)
+                    for s in range(seeds)]
+        results[label] = per_seed
+        accs = [r["accuracy"] for r in per_seed]
+        color = None
+        for k, key in enumerate(("loss", "grad_norm")):
+            curves = [np.array(r[key]) for r in per_seed]
+            n = min(len(c) for c in curves)  # the median is drawn while every seed runs
+            med = np.median(np.stack([c[:n] for c in curves]), axis=0)
+            text = label + (f"  (accuracy {min(accs):.0%}–{max(accs):.0%})" if k == 0 else "")
+            line = ax_row[k].semilogy(np.arange(n), med, lw=1.8, color=color, label=text)
+            color = line[0].get_color()
+            for c in curves:
+                ax_row[k].semilogy(np.arange(len(c)), c, lw=0.6, alpha=0.35, color=color)
+        stops = [r["overflow_at"] for r in per_seed if r["overflow_at"] is not None]
+        if stops:
+            ax_row[0].annotate(f"{len(stops)} of {seeds} seeds overflow (step {min(stops)}"
+                               + (f"–{max(stops)})" if max(stops) > min(stops) else ")"),
+                               (min(stops), 1.0), xycoords=("data", "axes fraction"),
+                               xytext=(12, -12), textcoords="offset points", color=color,
+                               fontsize=8, arrowprops={"arrowstyle": "->", "color": color})
+        else:
+            finite.append(per_seed)
+    lo = min(min(r["loss"]) for runs in finite for r in runs) if finite else None
+    hi = max(max(r["loss"]) for runs in finite for r in runs) if finite else None
+    g_hi = max(max(r["grad_norm"]) for runs in finite for r in runs) if finite else None
+    if finite:  # runs that overflow leave through the top
+        ax_row[0].set_ylim(max(lo / 3, hi * 1e-8), hi * 10)
+        ax_row[1].set_ylim(top=g_hi * 1e3)
+    ax_row[0].set(title=f"training loss (median bold, {seeds} seeds thin)", xlabel="step",
+                  ylabel="cross-entropy")
+    ax_row[1].set(title="global gradient norm before clipping", xlabel="step", ylabel="‖∇L‖₂")
+    ax_row[0].legend(fontsize=8, loc="lower left")
+    ax_row[1].legend(fontsize=8, loc="lower left")
+    return results
+
+
+KINDS = {"layer_profile": layer_profile, "depth_sweep": depth_sweep, "clipping": clipping}
+
+
+def panel_count(fig_spec: dict) -> int:
+    if fig_spec["kind"] == "clipping":
+        return 2
+    return len(fig_spec[{"activation": "activations", "architecture": "architectures",
+                         "init": "inits"}[fig_spec["panels"]]])
+
+
+def caption_text(fig_spec: dict, setup: dict) -> str:
+    """The spec's caption on one line, ``{name}`` filled from the figure and setup keys."""
+    return " ".join(fig_spec["caption"].split()).format(**{**setup, **fig_spec})
+
+
+def make_figure(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, out: Path) -> dict:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = panel_count(fig_spec)
+    width = max(8.0, 4.6 * n + 0.6)
+    fig, axes = plt.subplots(1, n, figsize=(width, 4.8), squeeze=False)
+    results = KINDS[fig_spec["kind"]](fig_spec, setup, X, y, axes[0])
+    for ax in axes[0]:
+        ax.grid(True, which="major", alpha=0.3)
+        if ax.get_legend() is None:
+            ax.legend(fontsize=8)
+    fig.suptitle(fig_spec["title"], fontsize=12)
+    caption = textwrap.fill(caption_text(fig_spec, setup), width=int(15 * width))
+    lines = caption.count("\n") + 1
+    fig.text(0.01, 0.01, caption, fontsize=8.5, va="bottom", ha="left")
+    fig.tight_layout(rect=(0, 0.03 + 0.035 * lines, 1, 0.95))
+    fig.savefig(out / f"{fig_spec['name']}.png", dpi=110)
+    plt.close(fig)
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, help="folder for the figures")
+    ap.add_argument("--spec", default=str(ROOT / "reports" / "gradients.toml"))
+    ap.add_argument("--only", nargs="*", default=None, help="figure names to make")
+    args = ap.parse_args(argv)
+
+    spec = tomllib.loads(Path(args.spec).read_text(encoding="utf-8"))
+    setup = spec["setup"]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    X, y = data.two_moons(setup["batch"], noise=setup["noise"], seed=setup["seed"])
+    figures = [f for f in spec["figure"] if args.only is None or f["name"] in args.only]
+    if args.only and len(figures) != len(args.only):
+        names = [f["name"] for f in spec["figure"]]
+        raise SystemExit(f"--only: unknown figure name(s); the spec has {names}")
+    results, md = {"setup": setup}, ["# Gradient flow figures\n"]
+    for fig_spec in figures:
+        t = time.perf_counter()
+        results[fig_spec["name"]] = make_figure(fig_spec, setup, X, y, out)
+        md.append(f"## {fig_spec['title']}\n\n![{fig_spec['name']}]({fig_spec['name']}.png)\n\n"
+                  f"{caption_text(fig_spec, setup)}\n")
+        print(f"{fig_spec['name']}.png  ({time.perf_counter() - t:.1f} s)", flush=True)
+    (out / "gradients.json").write_text(json.dumps(results, indent=1))
+    (out / "captions.md").write_text("\n".join(md), encoding="utf-8")
+    print(f"wrote {len(figures)} figure(s), gradients.json and captions.md to {out}")
+
+
+if __name__ == "__main__":
+    main()
