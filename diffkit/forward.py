@@ -68,7 +68,8 @@ class ForwardTrace(Trace):
             y_dot = c if y_dot is None else y_dot + c
         if y_dot is None:
             return y
-        if prim.broadcasts and shape(y_dot) != self.batch + shape(y):
+        if prim.broadcasts and type(y_dot) is not np.float64 \
+                and shape(y_dot) != self.batch + shape(y):  # (a scalar tangent is never short)
             y_dot = broadcast_to(y_dot, shape=self.batch + shape(y))
         return Dual(self, y, y_dot)
 
@@ -109,6 +110,9 @@ class ForwardBackend(Backend):
     def _all_directions(self, fun: Callable, x: Any, has_aux: bool = False) -> tuple[Any, Any, Any]:
         """One pass with every unit direction; returns J with shape y.shape + x.shape."""
         n = int(np.prod(shape(x)))
+        if n == 1:  # one direction: plain (unbatched) dual numbers are cheaper
+            y, jac, aux = push_forward(fun, x, np.ones_like(x), (), has_aux)
+            return y, like_input(reshape(jac, shape=shape(y) + shape(x)), x), aux
         seeds = np.eye(n, dtype=np.result_type(x)).reshape((n,) + shape(x))
         y, y_dot, aux = push_forward(fun, x, seeds, (n,), has_aux)
         jac = transpose(y_dot, axes=tuple(range(1, ndim(y_dot))) + (0,)) if ndim(y_dot) > 1 else y_dot

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import heapq
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -94,23 +95,22 @@ def _hollow(v: Any) -> Any:
 def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> dict[Node, Any]:
     """Push adjoints from ``seeds`` back through the tape.
 
-    Returns the adjoint of every leaf reached and of every node marked ``retain``.
-    Unless ``retain_graph``, each visited node's saved values are released.
+    Nodes are visited newest first (creation order is a topological order), each after
+    all its uses have been processed; a heap keyed on creation order finds them, so deep
+    tapes need no recursion. Returns the adjoint of every leaf reached and of every node
+    marked ``retain``. Unless ``retain_graph``, each visited node's saved values are
+    released.
     """
-    order, stack, seen = [], [n for n, _ in seeds], {id(n) for n, _ in seeds}
-    while stack:  # every node reachable from the seeds (iterative: deep tapes are fine)
-        node = stack.pop()
-        order.append(node)
-        for _, p in node.parents:
-            if id(p) not in seen:
-                seen.add(id(p))
-                stack.append(p)
-    order.sort(key=lambda n: n.seq, reverse=True)  # creation order is a topological order
+    heap = [(-n.seq, n) for n, _ in seeds]
+    heapq.heapify(heap)
+    queued = {id(n) for n, _ in seeds}
     for node, g in seeds:
         node.bar = g if node.bar is None else node.bar + g
-    found, acc = {}, _Accumulator()
+    found, acc, visited = {}, _Accumulator(), []
     try:
-        for node in order:
+        while heap:
+            node = heapq.heappop(heap)[1]
+            visited.append(node)
             y_bar = node.bar
             if y_bar is None:
                 continue
@@ -132,10 +132,13 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> d
                         and shape(x_bar) != shape(inputs[i]):  # a scalar needs no summing
                     x_bar = sum_to(x_bar, shape(inputs[i]))
                 parent.bar = acc.add(parent.bar, x_bar, fresh=x_bar is not y_bar)
+                if id(parent) not in queued:
+                    queued.add(id(parent))
+                    heapq.heappush(heap, (-parent.seq, parent))
             if not retain_graph:
                 node.inputs = node.out = node.params = None
     finally:
-        for node in order:
+        for node in visited + [n for _, n in heap]:
             node.bar = None
     return found
 
