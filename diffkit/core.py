@@ -46,6 +46,8 @@ class Primitive:
     ``sympy(sp, *args, **params)`` translates to a sympy expression (symbolic backend).
     ``api`` names the array-API function (default: ``name``), or is
     ``api(xp, *args, **params)``: how to compute with another array library (JAX, torch).
+    ``vjp_add(buf, y_bar, **params)`` may add a one-argument primitive's adjoint straight
+    into a gradient buffer (indexing: ``buf[idx] += y_bar``) instead of building it whole.
 
     >>> from diffkit.primitives import sin
     >>> float(sin(0.0))
@@ -61,6 +63,7 @@ class Primitive:
     broadcasts: bool = False
     ufunc: np.ufunc | None = None
     api: str | Callable[..., Any] | None = None
+    vjp_add: Callable[..., None] | None = None
     _saves: dict = field(default_factory=dict, init=False)
 
     def __call__(self, *args: Any, **params: Any) -> Any:

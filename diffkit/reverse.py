@@ -127,6 +127,9 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False) -> d
                 acc.release(y_bar)
             prim, inputs = node.prim, node.inputs
             for i, parent in node.parents:
+                if prim.vjp_add is not None and acc.owns(parent.bar, y_bar):
+                    prim.vjp_add(parent.bar, y_bar, **node.params)
+                    continue
                 x_bar = prim.vjp[i](y_bar, node.out, *inputs, **node.params)
                 if prim.broadcasts and type(x_bar) is not np.float64 \
                         and shape(x_bar) != shape(inputs[i]):  # a scalar needs no summing
@@ -154,6 +157,11 @@ class _Accumulator:
 
     def __init__(self) -> None:
         self.private: dict[int, np.ndarray] = {}
+
+    def owns(self, buf: Any, other: Any) -> bool:
+        """``buf`` is a private buffer that plain ``other`` values can be added into."""
+        return type(buf) is np.ndarray and id(buf) in self.private and type(other) in (
+            np.ndarray, np.float64)
 
     def release(self, buf: Any) -> None:
         """``buf`` may now be seen elsewhere (it is being passed on)."""

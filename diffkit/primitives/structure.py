@@ -98,10 +98,18 @@ def _getitem_jvp(x_dot: Any, y: Any, x: Any, *, idx: tuple) -> Any:
         range(k + nb, ndim(out)))) if k else out
 
 
+def _getitem_add(buf: np.ndarray, y_bar: np.ndarray, *, idx: tuple) -> None:
+    if _is_basic(idx):
+        buf[idx] += y_bar
+    else:
+        np.add.at(buf, idx, y_bar)
+
+
 getitem = Primitive(
     "getitem", lambda x, *, idx: x[idx],
     jvp=(_getitem_jvp,),
     vjp=(lambda y_bar, y, x, *, idx: scatter_add(y_bar, idx=idx, shape=shape_of(x)),),
+    vjp_add=_getitem_add,  # x[a:b] used several times: add into one buffer, not n zero-arrays
     api=lambda xp, x, *, idx: x[idx],
 )
 
