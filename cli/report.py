@@ -1,0 +1,52 @@
+"""``diffkit report``: run a report spec's sweeps and write figures, tables and HTML."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .output import Progress, quiet_option
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@click.command()
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False),
+              help="output folder (default: out/<spec name>); a rerun into the same folder "
+              "resumes from its results.jsonl")
+@click.option("--gallery", is_flag=True, help="write only the figures as small PNGs, "
+              "measured afresh (the README gallery: -o reports/gallery)")
+@quiet_option
+def report(spec: str, out_dir: str | None, gallery: bool, quiet: bool) -> None:
+    """Run the sweeps a TOML SPEC describes (functions, backends, sizes, depths, figures,
+    limits) and write DIR/index.html with the figures (PNG and SVG), tables, the
+    machine and package versions, and the raw results (results.jsonl, results.csv).
+
+    Every cell runs isolated under the spec's time and memory limits; a failed cell
+    shows its status and the report still builds. BLAS runs on one thread (unless
+    OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise), since
+    multi-threaded matrix products time erratically. Standard specs: reports/*.toml.
+
+    \b
+    Examples:
+      diffkit report reports/quick.toml -o out/quick
+      diffkit report reports/accuracy.toml --quiet
+      diffkit report reports/quick.toml -o reports/gallery --gallery
+    """
+    for var in BLAS_THREADS:  # one BLAS thread: stable timings, comparable across backends
+        os.environ.setdefault(var, "1")
+    from diffkit import report as rp
+
+    out = Path(out_dir) if out_dir else Path("out") / Path(spec).stem
+    progress = Progress(len(rp.plan(spec)), quiet)
+    try:
+        if gallery:
+            paths = rp.gallery(spec, out, progress=progress.step)
+        else:
+            paths = [rp.build(spec, out, progress=progress.step)]
+    finally:
+        progress.close()
+    click.echo("\n".join(str(p) for p in paths))
