@@ -33,7 +33,7 @@ from .targets import Target, kind_for, resolve
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
-EXTRA = ("kind", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
+EXTRA = ("kind", "x", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
          "cost_ratio", "tape_bytes", "first_call_s", "step")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse")
 
@@ -145,30 +145,37 @@ def append_result(path: str | os.PathLike, record: dict[str, Any]) -> None:
 def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | None = None,
             at: dict[str, Any] | None = None, n: int | None = None, depth: int | None = None,
             timeout: float = 60.0, memory_mb: float | None = 2048, repeat: int = 5,
-            results: str | os.PathLike | None = None,
+            results: str | os.PathLike | None = None, reference: bool = True,
             progress: Callable[[str], None] | None = None) -> Comparison:
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
     names, ``"numeric:method=richardson"`` style specs, or configured backend objects.
+    ``reference=False`` skips the high-precision reference (and so the error column),
+    for time and memory sweeps on inputs too large for it.
     """
     target = resolve(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
-    done = {(r.get("function"), r.get("backend"), r.get("n"), r.get("depth")): r
-            for r in read_results(results)} if results else {}
+    point = np.asarray(target.x).tolist()
+    base = {"function": target.name, "n": n, "depth": depth, "x": point}
+    done = {_key(r): r for r in read_results(results)} if results else {}
+    todo = [be for be in chosen if _key({**base, "backend": label(be)}) not in done]
     limits = {"timeout": timeout, "memory_mb": memory_mb}
-    base = {"function": target.name, "n": n, "depth": depth}
 
     kind, probe = target.kind, None
-    if kind is None:
+    if kind is None and todo:
         probe = run_isolated(lambda: {"kind": kind_for(target.x, target.f(target.x))}, **limits)
         kind = probe.get("kind")
     target = Target(target.name, target.f, target.x, kind, target.closed_form)
-    ref = probe if kind is None else run_isolated(lambda: _reference(target), **limits)
+    ref: dict[str, Any] = {"method": None, "message": "reference skipped"}
+    if probe is not None and kind is None:
+        ref = probe
+    elif reference and todo:
+        ref = run_isolated(lambda: _reference(target), **limits)
     out = Comparison(target.name, kind, target.x, ref)
     for be in chosen:
-        key = (target.name, label(be), n, depth)
+        key = _key({**base, "backend": label(be)})
         if key in done:
             out.rows.append(done[key])
             continue
@@ -185,7 +192,15 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
         out.rows.append(row)
         if results:
             append_result(results, row)
+    if out.kind is None and out.rows:
+        out.kind = out.rows[0].get("kind")
     return out
+
+
+def _key(record: dict[str, Any]) -> tuple:
+    """What identifies a cell in a results file: function, backend, size, depth, point."""
+    return (record.get("function"), record.get("backend"), record.get("n"),
+            record.get("depth"), json.dumps(record.get("x")))
 
 
 def _reference(target: Target) -> dict[str, Any]:

@@ -93,3 +93,13 @@ def test_error_rule_and_trace_length():
     assert error_against([1e-3, 0.0], [0.0, 0.0]) == (1e-3, "absolute")
     assert error_against([np.nan], [1.0])[0] == float("inf")
     assert trace_length(lambda x: dnp.sin(x) * x + 1.0, 0.3) == 3
+
+
+def test_resume_keys_on_the_point_and_the_reference_can_be_skipped(tmp_path):
+    path = tmp_path / "cells.jsonl"
+    a = dk.compare("exp", backends=["forward"], repeat=1, results=path)
+    b = dk.compare("exp", 2.0, backends=["forward"], repeat=1, results=path, reference=False)
+    assert a.records()[0]["derivative"] != b.records()[0]["derivative"]
+    assert b.records()[0]["derivative"] == pytest.approx(np.exp(2.0), rel=1e-15)
+    assert b.records()[0]["error"] is None and b.reference["message"] == "reference skipped"
+    assert len(read_results(path)) == 2
