@@ -40,7 +40,8 @@ def cli() -> None:
 
     FUNC, wherever a command takes one, is a catalog name (see `diffkit list`), a
     formula in quotes such as "log(x1) + x1*x2 - sin(x2)" (parsed, never evaluated as
-    Python), or path/to/file.py:func or module:func.
+    Python), or path/to/file.py:func or module:func. Timings run BLAS on one thread
+    unless OPENBLAS_NUM_THREADS (or OMP_/MKL_NUM_THREADS) says otherwise.
 
     \b
     Examples:
@@ -51,8 +52,13 @@ def cli() -> None:
     """
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; any mistake ends in one line on stderr and a non-zero exit."""
+    for var in BLAS_THREADS:  # one BLAS thread unless told otherwise: multi-threaded matrix
+        os.environ.setdefault(var, "1")  # products time erratically on shared machines
     try:
         cli.main(args=argv, prog_name="diffkit", standalone_mode=False)
     except click.exceptions.Exit as exc:

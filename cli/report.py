@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from .output import Progress, quiet_option
-
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
 
 @click.command()
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
@@ -26,9 +22,7 @@ def report(spec: str, out_dir: str | None, gallery: bool, quiet: bool) -> None:
     machine and package versions, and the raw results (results.jsonl, results.csv).
 
     Every cell runs isolated under the spec's time and memory limits; a failed cell
-    shows its status and the report still builds. BLAS runs on one thread (unless
-    OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise), since
-    multi-threaded matrix products time erratically. Standard specs: reports/*.toml.
+    shows its status and the report still builds. Standard specs: reports/*.toml.
 
     \b
     Examples:
@@ -36,8 +30,6 @@ def report(spec: str, out_dir: str | None, gallery: bool, quiet: bool) -> None:
       diffkit report reports/accuracy.toml --quiet
       diffkit report reports/quick.toml -o reports/gallery --gallery
     """
-    for var in BLAS_THREADS:  # one BLAS thread: stable timings, comparable across backends
-        os.environ.setdefault(var, "1")
     from diffkit import report as rp
 
     out = Path(out_dir) if out_dir else Path("out") / Path(spec).stem

@@ -7,8 +7,8 @@ and memory limit), appends every finished cell to ``DIR/results.jsonl`` at once,
 rerun into the same folder measures only what is missing, and writes into ``DIR``:
 ``index.html`` (figures, tables, what each figure shows, machine and versions, the
 command that regenerates it), each figure as PNG and SVG, ``results.csv`` and a copy of
-the spec with every default filled in (``spec.toml``). ``diffkit report`` runs BLAS on
-one thread (multi-threaded matrix products time erratically); from Python, set
+the spec with every default filled in (``spec.toml``). The ``diffkit`` command runs BLAS
+on one thread (multi-threaded matrix products time erratically); from Python, set
 ``OPENBLAS_NUM_THREADS=1`` before numpy is imported for the same steadiness.
 
 Regenerate the README gallery (``reports/gallery/*.png``, the 7 standard figures) with::
