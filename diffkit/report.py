@@ -94,6 +94,22 @@ SECTION_KEYS = {"steps": {"functions", "methods", "backends"},
 # =========================================================================== the spec
 
 
+def _read_toml(path: str | os.PathLike) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DiffkitError(f"{path}: not valid TOML: {exc}") from None
+
+
+def experiment(spec: str | os.PathLike | dict[str, Any]) -> str | None:
+    """The experiment a spec runs instead of harness sweeps (``gradient_flow``), if any."""
+    return (spec if isinstance(spec, dict) else _read_toml(spec)).get("experiment")
+
+
 def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     """The spec (a TOML file or a dict) with every default filled in and checked.
 
@@ -103,15 +119,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if isinstance(spec, dict):
         raw, where = copy.deepcopy(spec), "spec"
     else:
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib
-        where = str(spec)
-        try:
-            raw = tomllib.loads(Path(spec).read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise DiffkitError(f"{where}: not valid TOML: {exc}") from None
+        raw, where = _read_toml(spec), str(spec)
     unknown = sorted(set(raw) - set(DEFAULTS))
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
@@ -549,7 +557,13 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     >>> build("reports/quick.toml", "out/quick")  # doctest: +SKIP
     PosixPath('out/quick/index.html')
     """
-    s = load_spec(spec)
+    raw = spec if isinstance(spec, dict) else _read_toml(spec)
+    if raw.get("experiment") == "gradient_flow":  # a training experiment, not harness cells
+        from . import gradient_flow
+
+        gradient_flow.run(raw, Path(out_dir), log=lambda line: None)
+        return Path(out_dir) / "captions.md"
+    s = load_spec(raw)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     run = Runner(out / "results.jsonl", s["limits"])

@@ -486,7 +486,8 @@ def test_gradient_flow_spec_and_a_small_run(tmp_path) -> None:  # noqa: ANN001
     except ImportError:  # Python 3.10
         tomllib = pytest.importorskip("tomli")
 
-    example = load_example("gradient_flow")
+    from diffkit import gradient_flow as example
+
     spec = tomllib.loads((ROOT / "reports" / "gradients.toml").read_text(encoding="utf-8"))
     for fig in spec["figure"]:  # every figure of the committed spec is well formed
         assert fig["kind"] in example.KINDS and fig["title"]
@@ -527,7 +528,7 @@ steps = 5
 max_norms = ["none", 1.0]
 clip_values = [0.1]
 """, encoding="utf-8")
-    example.main(["--spec", str(small), "-o", str(tmp_path / "out")])
+    example.main([str(small), "-o", str(tmp_path / "out")])
     result = json.loads((tmp_path / "out" / "gradients.json").read_text())
     assert len(result["inits"]["residual+layernorm/default"]) == 6 + 1  # one norm per Linear
     assert all(n > 0 for n in result["inits"]["residual+layernorm/normal(3.0)"])

@@ -1,9 +1,9 @@
 """Gradient flow experiment: per-layer gradient norms at initialization and the effect
-of gradient clipping, as described by a TOML spec (default: reports/gradients.toml).
+of gradient clipping, as described by a TOML spec (``reports/gradients.toml``, marked
+``experiment = "gradient_flow"``), run by ``diffkit report``:
 
-    python examples/gradient_flow.py -o out/gradients
-    python examples/gradient_flow.py -o out/gradients --only depth_sweep clipping
-    python examples/gradient_flow.py --spec my.toml -o out/mine
+    diffkit report reports/gradients.toml -o out/gradients
+    python -m diffkit.gradient_flow reports/gradients.toml -o out/gradients --only clipping
 
 Writes one PNG per ``[[figure]]`` (title on top, caption underneath), ``gradients.json``
 (every measured number) and ``captions.md`` (file, title and caption of each figure).
@@ -14,30 +14,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
-import sys
 import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
-if __name__ == "__main__":  # before numpy loads: for small matrices one BLAS thread is fastest
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(_var, "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import diffkit as dk  # noqa: E402
-from diffkit import data, nn, optim  # noqa: E402
+from . import data, nn, optim
+from .reverse import no_grad
 
 try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parents[1]
 ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
 ARCHITECTURES = ("plain", "layernorm", "residual", "residual+layernorm")
 
@@ -179,7 +171,7 @@ def train_clipped(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, see
                 optim.clip_grad_value_(model.parameters(), clip_value)
             losses.append(loss.item())
             opt.step()
-        with dk.no_grad():
+        with no_grad():
             acc = float(np.mean(model(X).numpy().argmax(1) == y))
     return {"loss": losses, "grad_norm": norms, "accuracy": acc,
             "overflow_at": len(losses) if len(losses) < fig_spec["steps"] else None}
@@ -268,32 +260,37 @@ def make_figure(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, out: 
     return results
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", required=True, help="folder for the figures")
-    ap.add_argument("--spec", default=str(ROOT / "reports" / "gradients.toml"))
-    ap.add_argument("--only", nargs="*", default=None, help="figure names to make")
-    args = ap.parse_args(argv)
-
-    spec = tomllib.loads(Path(args.spec).read_text(encoding="utf-8"))
+def run(spec: dict[str, Any], out: Path, only: list[str] | None = None,
+        log: Any = print) -> list[Path]:
+    """Make the spec's figures in ``out`` (all, or those named in ``only``); returns them."""
     setup = spec["setup"]
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     X, y = data.two_moons(setup["batch"], noise=setup["noise"], seed=setup["seed"])
-    figures = [f for f in spec["figure"] if args.only is None or f["name"] in args.only]
-    if args.only and len(figures) != len(args.only):
+    figures = [f for f in spec["figure"] if only is None or f["name"] in only]
+    if only and len(figures) != len(only):
         names = [f["name"] for f in spec["figure"]]
-        raise SystemExit(f"--only: unknown figure name(s); the spec has {names}")
+        raise ValueError(f"unknown figure name(s) in {only}; the spec has {names}")
     results, md = {"setup": setup}, ["# Gradient flow figures\n"]
     for fig_spec in figures:
         t = time.perf_counter()
         results[fig_spec["name"]] = make_figure(fig_spec, setup, X, y, out)
         md.append(f"## {fig_spec['title']}\n\n![{fig_spec['name']}]({fig_spec['name']}.png)\n\n"
                   f"{caption_text(fig_spec, setup)}\n")
-        print(f"{fig_spec['name']}.png  ({time.perf_counter() - t:.1f} s)", flush=True)
+        log(f"{fig_spec['name']}.png  ({time.perf_counter() - t:.1f} s)")
     (out / "gradients.json").write_text(json.dumps(results, indent=1))
     (out / "captions.md").write_text("\n".join(md), encoding="utf-8")
-    print(f"wrote {len(figures)} figure(s), gradients.json and captions.md to {out}")
+    return [out / f"{f['name']}.png" for f in figures]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("spec", help="the experiment's TOML spec, e.g. reports/gradients.toml")
+    ap.add_argument("-o", "--out", required=True, help="folder for the figures")
+    ap.add_argument("--only", nargs="*", default=None, help="figure names to make")
+    args = ap.parse_args(argv)
+    spec = tomllib.loads(Path(args.spec).read_text(encoding="utf-8"))
+    made = run(spec, Path(args.out), args.only)
+    print(f"wrote {len(made)} figure(s), gradients.json and captions.md to {args.out}")
 
 
 if __name__ == "__main__":
