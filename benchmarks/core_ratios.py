@@ -4,7 +4,9 @@
     python benchmarks/core_ratios.py --warm-malloc
 
 Ratios, not absolute times, are the result: the function and its derivative are
-timed in the same process, interleaved, median of repeats. ``--warm-malloc``
+timed in the same process, interleaved, median of repeats, as CPU time of this process
+(``time.process_time``: steadier than wall time on a shared machine; BLAS is pinned to
+one thread so CPU time is the time the work takes). ``--warm-malloc``
 re-runs the script with glibc told to keep freed memory (no first-touch page faults
 for fresh large arrays); both f and its gradient run under the same setting.
 """
@@ -28,15 +30,15 @@ WARM_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "
 
 
 def median_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median seconds per call of each function, calls interleaved after a warm-up."""
+    """Median CPU seconds per call of each function, calls interleaved after a warm-up."""
     for fn in fns:
         fn()
     samples: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for fn, s in zip(fns, samples):
-            t = time.perf_counter()
+            t = time.process_time()
             fn()
-            s.append(time.perf_counter() - t)
+            s.append(time.process_time() - t)
     return [statistics.median(s) for s in samples]
 
 
@@ -57,8 +59,10 @@ def main() -> None:
                         help="re-run with glibc keeping freed memory (see module docstring)")
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    if args.warm_malloc and "MALLOC_TOP_PAD_" not in os.environ:
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **WARM_MALLOC})
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           **(WARM_MALLOC if args.warm_malloc else {})}
+    if any(os.environ.get(k) != v for k, v in env.items()):  # before numpy's first use
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **env})
     setting = "warm malloc" if "MALLOC_TOP_PAD_" in os.environ else "default malloc"
     rng = np.random.default_rng(0)
     rows = []
