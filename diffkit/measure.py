@@ -147,7 +147,7 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec["f_time_s"], _ = timed(lambda: f(x), repeat)
     rec["cost_ratio"] = rec["time_s"] / rec["f_time_s"] if rec["f_time_s"] > 0 else None
     rec["peak_bytes"] = peak_bytes(lambda: diff(x))
-    rec["setup_s"] = 0.0
+    rec["setup_s"] = float(getattr(backend, "last_setup_s", 0.0) or 0.0)  # e.g. jit compile
     if backend.name in ("forward", "reverse"):
         rec["tape_ops"] = trace_length(f, x)
         if backend.name == "reverse":
@@ -160,6 +160,8 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     elif backend.name == "numeric" and last is not None:
         rec["fevals"] = int(last.fevals)
         rec["step"] = _plain(last.step)
+    elif getattr(backend, "last_fevals", None) is not None:  # plug-in numeric backends
+        rec["fevals"] = int(backend.last_fevals)
     rec["first_call_s"] = first_call
     return rec
 

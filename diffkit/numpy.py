@@ -23,7 +23,7 @@ from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis
                    ones, ones_like, pi, zeros, zeros_like)
 
 from . import primitives as _p
-from .core import Box, DiffkitError, bind, ndim, primal
+from .core import Box, DiffkitError, _namespace, bind, ndim, primal
 from .core import shape as _shape_of
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
@@ -37,8 +37,11 @@ subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
-    cond = _np.asarray(primal(cond))
-    return bind(_p.where, x, y, cond=cond if cond.dtype == object else cond.astype(bool))
+    cond = primal(cond)
+    if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
+        cond = _np.asarray(cond)  # (another library's condition array stays as it is)
+        cond = cond if cond.dtype == object else cond.astype(bool)
+    return bind(_p.where, x, y, cond=cond)
 
 
 def clip(x: Any, lo: Any, hi: Any) -> Any:
@@ -159,7 +162,7 @@ asarray = array
 
 def matmul(x: Any, y: Any) -> Any:
     """Matrix product ``x @ y`` with numpy's rules for vectors and stacks of matrices."""
-    if not isinstance(x, Box) and not isinstance(y, Box):
+    if not isinstance(x, Box) and not isinstance(y, Box) and _namespace[0] is None:
         return _np.matmul(x, y)
     if ndim(x) == 0 or ndim(y) == 0:
         raise DiffkitError("matmul: operands must be arrays, not scalars; use * instead")

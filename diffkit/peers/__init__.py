@@ -1,0 +1,127 @@
+"""Peer backends: other libraries' differentiators behind diffkit's ``Backend`` protocol.
+
+Each adapter is an optional extra (``pip install 'diffkit[jax]'``) registered through the
+entry-point group ``diffkit.backends``, so it shows in ``dk.backends()``, ``diffkit list``
+and ``compare`` like the built-in four. Without its library the backend still lists,
+marked unavailable: ``dk.backend("jax")`` raises a :class:`~diffkit.core.DiffkitError`
+naming the install command, never an ImportError. The library is imported on first use,
+not when the backend object is made, so the harness's forked cells do the importing.
+
+AD peers run the same ``diffkit.numpy`` function on their own arrays: inside
+:func:`diffkit.core.using` each primitive is computed with the peer's array namespace
+(``jax.numpy``, ``array_api_compat.torch``, a shim over ``autograd.numpy``). Numeric
+peers (numdifftools, scipy) just call the function on numpy arrays.
+
+>>> import diffkit as dk
+>>> {"autograd", "jax", "torch", "numdifftools", "scipy"} <= set(PEERS)
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..backends import Backend
+from ..core import Box, DiffkitError, using
+
+PEERS = {  # backend name -> (module to import, library name, extra)
+    "autograd": ("autograd", "autograd", "autograd"),
+    "jax": ("jax", "JAX", "jax"),
+    "torch": ("torch", "PyTorch", "torch"),
+    "numdifftools": ("numdifftools", "numdifftools", "numdifftools"),
+    "scipy": ("scipy.differentiate", "SciPy >= 1.15", "scipy"),
+}
+
+
+def missing(backend: str, library: str, extra: str, why: str = "") -> DiffkitError:
+    """The one-line error of a peer backend whose library is not installed."""
+    return DiffkitError(f"the {backend} backend needs {library}{why}: "
+                        f"pip install 'diffkit[{extra}]'")
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be found, without importing it (a submodule's package is)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # the parent package of a submodule is missing
+        return False
+
+
+def require(module: str, backend: str, library: str, extra: str) -> ModuleType:
+    """Import ``module`` or raise :func:`missing` (a broken install counts as missing)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise missing(backend, library, extra, f" ({exc})" if exc.name != module else "") \
+            from None
+
+
+class PeerBackend(Backend):
+    """Base of the adapters: availability check, input check, numpy results.
+
+    Subclasses set ``requires = (module, library, extra)`` and implement the protocol
+    methods with their library; :meth:`lib` imports it on first use.
+    """
+
+    requires: ClassVar[tuple[str, str, str]] = ("", "", "")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        module, library, extra = self.requires
+        if not installed(module):  # cheap: the import waits for the first use
+            raise missing(self.name, library, extra)
+        self._lib: ModuleType | None = None
+
+    def lib(self) -> ModuleType:
+        """The peer library, imported now if needed."""
+        if self._lib is None:
+            self._lib = require(self.requires[0], self.name, *self.requires[1:])
+            self.setup()
+        return self._lib
+
+    def setup(self) -> None:
+        """One-off configuration after the first import (e.g. JAX's float64 mode)."""
+
+    def check(self, x: Any) -> Any:
+        """A plain numpy input: peers cannot run inside a diffkit transform."""
+        if isinstance(x, Box):
+            raise DiffkitError(f"the {self.name} backend cannot run inside another diffkit "
+                               "transform; differentiate with it at the outermost level")
+        return x
+
+
+def on(xp: Any, fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fun`` with every diffkit.numpy primitive computed by the array namespace ``xp``.
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> float(on(np, dnp.sin)(0.0))
+    0.0
+    """
+    def run(z: Any) -> Any:
+        with using(xp):
+            return fun(z)
+    return run
+
+
+def plain(v: Any, to_numpy: Callable[[Any], Any] = np.asarray) -> Any:
+    """A result as diffkit returns it: a writable float64 array, or np.float64 for 0-d."""
+    arr = np.array(to_numpy(v), dtype=np.float64)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def ravelled(fun: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:
+    """``fun`` of an array of ``shape`` as a function of its flat vector (numpy results)."""
+    return lambda v: np.asarray(fun(np.reshape(v, shape)))
+
+
+def tree_plain(aux: Any, unbox: Callable[[Any], Any]) -> Any:
+    """``aux`` with every peer array inside it unboxed (dicts, lists and tuples kept)."""
+    from ..pytree import tree_map
+
+    return tree_map(unbox, aux)
