@@ -133,6 +133,10 @@ def getitem(x: Any, idx: Any) -> Any:
     idx = idx if isinstance(idx, tuple) else (idx,)
     idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, Box, _np.ndarray)) else i
                 for i in idx)
+    if any(isinstance(i, _np.ndarray) and i.dtype == object for i in idx):
+        raise DiffkitError("the symbolic backend needs a closed form, but this function "
+                           "selects entries by a condition on values (x[x > 0]); write it "
+                           "with dnp.where(cond, x, 0), or use another backend")
     return bind(_p.getitem, x, idx=idx)
 
 

@@ -3,8 +3,9 @@
 How a reference is computed (``Reference.method`` says which):
 
 * ``closed form``: the function is traced to a SymPy expression, differentiated exactly
-  by SymPy, and evaluated with mpmath at ``dps`` significant digits (40 by default),
-  the inputs taken as the exact binary values of the float64 arguments.
+  by SymPy, and evaluated (``evalf``, mpmath underneath) at ``dps`` significant digits
+  (40 by default), the inputs taken as the exact binary values of the float64 arguments.
+  Where f itself is NaN, so is the reference derivative.
 * ``local closed form``: a function that branches on values (``if``, ``while``) has no
   single closed form, but at a given point every branch is decided: the trace compares
   at the point's values (evaluated at 50 digits) and keeps the branch taken, giving the
@@ -46,6 +47,13 @@ class Reference:
     dps: int
 
 
+def _evaluate(expr: Any, point: dict, dps: int) -> float:
+    """``expr`` at ``point`` to ``dps`` digits (evalf: fast even where printing a
+    Max/Heaviside-heavy expression for lambdify would take exponential time)."""
+    with mpmath.workdps(dps + 10):
+        return float(sp.sympify(expr).xreplace(point).evalf(dps))
+
+
 def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Reference:
     """The reference value and derivative (``derivative``, ``grad``, ``jacobian`` or
     ``hessian``) of ``fun`` at ``x``. For ``derivative``, ``x`` may be an array of points."""
@@ -73,11 +81,13 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
         d_flat = [sp.diff(fi, s) for fi in f_flat for s in syms]
         d_shape = np.shape(f) + shape(x)
     d_flat = [e.replace(sp.DiracDelta, lambda *a: sp.S.Zero) for e in d_flat]
-    with mpmath.workdps(dps):
-        evaluate = sp.lambdify(syms, f_flat + d_flat, modules="mpmath")
-        values = [float(v) for v in evaluate(*(mpmath.mpf(float(v)) for v in x.ravel()))]
+    point = {s: sp.Rational(float(v)) for s, v in zip(syms, x.ravel())}  # exact binary value
+    values = [_evaluate(e, point, dps) for e in f_flat + d_flat]
     nf = len(f_flat)
     value = np.reshape(values[:nf], np.shape(f))
     deriv = np.reshape(values[nf:], d_shape)
+    if np.isnan(value).any():  # sympy differentiates its nan constant to 0: not a derivative
+        rows = np.isnan(value).reshape(value.shape + (1,) * (deriv.ndim - value.ndim))
+        deriv = np.where(np.broadcast_to(rows, deriv.shape), np.nan, deriv)
     return Reference(value[()] if value.ndim == 0 else value,
                      deriv[()] if deriv.ndim == 0 else deriv, method, dps)

@@ -68,6 +68,14 @@ class Sym(Box):
     def __ge__(self, other: Any) -> Any:
         return self._compare(other, operator.ge)
 
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._compare(other, sp.Eq)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._compare(other, sp.Ne)
+
+    __hash__ = Box.__hash__
+
     def __repr__(self) -> str:
         return f"Sym({self.expr!r})"
 
