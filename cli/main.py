@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; any mistake ends in one line on stderr and a non-zero exit."""
     for var in BLAS_THREADS:  # one BLAS thread unless told otherwise: multi-threaded matrix
         os.environ.setdefault(var, "1")  # products time erratically on shared machines
+    if not (sys.argv[1:] if argv is None else argv):
+        argv = ["--help"]  # no command: the help, on stdout, exit 0
     try:
         cli.main(args=argv, prog_name="diffkit", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -521,4 +521,5 @@ def get(name: str) -> Entry:
 
     close = difflib.get_close_matches(name, names(), n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `diffkit list`"
-    raise DiffkitError(f"unknown catalog function {name!r}{hint}")
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    raise DiffkitError(f"unknown catalog function {shown!r}{hint}")

@@ -17,6 +17,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+import numpy as np
+
 __all__ = ["Formula", "FormulaError", "parse_formula", "DEFAULT_FUNCTIONS", "ALIASES", "CONSTANTS"]
 
 MAX_LENGTH = 10_000
@@ -28,11 +30,23 @@ CONSTANTS = {"pi": math.pi, "e": math.e}
 ARITY = {**dict.fromkeys(DEFAULT_FUNCTIONS, 1), "maximum": 2, "minimum": 2}
 
 
+def _number(v: Any) -> Any:
+    """Integers stay exact while a float holds them exactly; beyond, they become floats
+    (inf past the float range), so numpy functions can take them."""
+    if type(v) is int and abs(v) > 2**53:
+        try:
+            return float(v)
+        except OverflowError:
+            return math.inf if v > 0 else -math.inf
+    return v
+
+
 def _power(a: Any, b: Any) -> Any:
-    """``a ** b``, but huge exact integer powers (``9**9**9``) go through float and overflow fast."""
-    if type(a) is int and type(b) is int and abs(a) > 1 and a.bit_length() * abs(b) > 100_000:
-        return float(a) ** b
-    return a ** b
+    """``a ** b``; huge integer powers (``9**9**9``) go through numpy floats (inf, fast)."""
+    if type(a) is int and type(b) is int and abs(a) > 1 and a.bit_length() * abs(b) > 64:
+        with np.errstate(over="ignore"):
+            return float(np.float64(a) ** b)
+    return _number(a ** b)
 
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -108,7 +122,7 @@ class Formula:
 
     def _eval(self, node: ast.expr, env: dict[str, Any]) -> Any:
         if isinstance(node, ast.Constant):
-            return node.value
+            return _number(node.value)
         if isinstance(node, ast.Name):
             return CONSTANTS[node.id] if node.id in CONSTANTS else env[node.id]
         if isinstance(node, ast.UnaryOp):

@@ -84,8 +84,11 @@ class Graph:
             raise ValueError(f"graph files are .png, .svg or .pdf, not {path.name!r}")
         engine = engine or ("graphviz" if shutil.which("dot") else "matplotlib")
         if engine == "graphviz":
-            subprocess.run(["dot", f"-T{fmt}", "-o", str(path)], input=self.dot(), text=True,
-                           check=True, capture_output=True)
+            done = subprocess.run(["dot", f"-T{fmt}", "-o", str(path)], input=self.dot(),
+                                  text=True, capture_output=True)
+            if done.returncode:
+                raise OSError(f"graphviz could not write {path}: "
+                              f"{(done.stderr.strip().splitlines() or ['failed'])[-1]}")
         else:
             import matplotlib.pyplot as plt
 

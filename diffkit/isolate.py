@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import resource
 import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -29,8 +30,9 @@ def _mapped_bytes() -> int:
 
 def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # a chatty user function must not flood the parent's terminal
-    os.dup2(devnull, 2)
+    os.dup2(devnull, 1)  # a chatty user function must not flood the parent's terminal,
+    os.dup2(devnull, 2)  # nor its Python-level streams (pytest capture, Jupyter, IDEs)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     if memory_mb is not None:
         limit = _mapped_bytes() + int(memory_mb * 2**20)

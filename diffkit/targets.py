@@ -86,6 +86,9 @@ def _load(spec: str) -> Callable:
         sys.path.insert(0, str(path.parent.resolve()))
         try:
             module_spec.loader.exec_module(module)
+        except Exception as exc:  # the user's file: say what went wrong there, in one line
+            raise DiffkitError(f"{where} failed to import: {type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
         finally:
             sys.path.pop(0)
     else:
