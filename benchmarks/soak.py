@@ -1,0 +1,273 @@
+"""Long differential soak: many random programs, every backend, against the reference.
+
+    python benchmarks/soak.py --programs 10000            # all cores, seed 0
+    python benchmarks/soak.py --programs 2000 --seed 7 --jobs 2 --json soak.json
+
+The programs and the oracle are those of the test suite (``tests/strategies.py``): straight-
+line programs over the whole primitive table (gradients, Jacobians, Hessians, nested
+gradients), elementwise programs (``dk.derivative``) and programs with loops and branches,
+each judged against the 40-digit reference with the documented tolerances. Every program is
+judged in its own child process under a time and memory limit (``diffkit.isolate``), so a
+hang or a crash is a finding, not the end of the run. Disagreements are minimised by a
+greedy shrinker and printed as programs you can paste into a test.
+
+The summary: programs per family, verdicts per backend, the closest any agreeing result
+came to its tolerance, condition estimates, and every disagreement (known core bugs, listed
+in ``tests/test_differential.py``, are marked as such).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+import strategies as S  # noqa: E402
+
+# (family, kind, weight)
+MIX = (("straight", "grad", 30), ("straight", "jacobian", 12), ("elementwise", "derivative", 12),
+       ("flow", "grad", 16), ("straight", "hessian", 10), ("nested", "hvp", 6))
+
+
+def known_bug(v: dict, r: dict) -> str | None:
+    """The known core bug (tests/test_differential.py) a bad verdict matches, if any."""
+    from test_differential import KNOWN_BUGS
+
+    program = S.Program(r["source"], r["x"], r["kind"] if r["kind"] != "hvp" else "grad", r["family"])
+    verdict = S.Verdict(v["backend"], v["kind"], v["status"], message=v["message"])
+    for name, match in KNOWN_BUGS.items():
+        try:
+            if match(verdict, program):
+                return name
+        except Exception:  # noqa: BLE001
+            pass
+    return None
+
+
+def make(index: int, seed: int) -> tuple[str, S.Program | None, str]:
+    """The index-th program of a soak: (family, program or None, why rejected)."""
+    rng = random.Random(seed * 1_000_003 + index)
+    family, kind, _ = rng.choices(MIX, weights=[w for *_, w in MIX])[0]
+    try:
+        if family == "nested":
+            p = S.random_program(rng, "straight", "grad")
+            if S.np.size(p.x) > 4:
+                return family, None, "nested: too many inputs"
+        else:
+            p = S.random_program(rng, family, kind)
+    except S.Rejected as exc:
+        return family, None, str(exc)
+    return family, p, ""
+
+
+def verdicts(family: str, p: S.Program, sympy_timeout: float) -> list[dict]:
+    j = S.judge_nested(p, isolate=sympy_timeout) if family == "nested" else S.judge(p, isolate=sympy_timeout)
+    return [{"backend": v.backend, "kind": v.kind, "status": v.status, "error": v.error,
+             "tol": v.tol, "message": v.message, "kappa": j.kappa} for v in j.verdicts]
+
+
+def signature(v: dict) -> str:
+    words = " ".join(v["message"].split()[:3]) if v["status"] == "error" else ""
+    return f"{v['backend']} {v['kind']} {v['status']} {words}".strip()
+
+
+def cell(job: Any, timeout: float) -> dict:
+    """Like diffkit.isolate.run_isolated, but the child may fork cells of its own (the
+    judge isolates the reference and the symbolic backend)."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            out = {"status": "ok", **job()}
+        except BaseException as exc:  # noqa: BLE001
+            out = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:300]}
+        send.send(out)
+        os._exit(0)
+
+    proc = ctx.Process(target=child)
+    proc.start()
+    send.close()
+    try:
+        if recv.poll(timeout):
+            try:
+                return recv.recv()
+            except EOFError:
+                pass
+        else:
+            return {"status": "timeout", "message": f"no result within {timeout:g} s"}
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    return {"status": "error", "message": f"judge process died (exit code {proc.exitcode})"}
+
+
+def judged(family: str, p: S.Program, timeout: float, memory_mb: float) -> list[dict]:
+    r = cell(lambda: {"verdicts": verdicts(family, p, timeout / 3)}, timeout=timeout)
+    if r["status"] != "ok":
+        return [{"backend": "harness", "kind": p.kind, "status": "error", "error": float("nan"),
+                 "tol": float("nan"), "message": f"{r['status']}: {r.get('message')}", "kappa": float("nan")}]
+    return r["verdicts"]
+
+
+def worker(indices: list[int], args: argparse.Namespace, out: Any) -> None:
+    S.Builder.max_lane = args.max_lane
+    S.SMOOTH_AFTER_LOOPS = args.smooth_after_loops
+    for index in indices:
+        family, p, _ = make(index, args.seed)
+        start = time.perf_counter()
+        vs = judged(family, p, args.timeout, args.memory)
+        record = {"index": index, "family": family, "kind": p.kind, "program": p.pretty(),
+                  "source": p.source, "x": S.np.asarray(p.x).tolist(),
+                  "verdicts": vs, "seconds": time.perf_counter() - start}
+        bad = [v for v in vs if v["status"] in ("disagree", "error")]
+        if bad and args.shrink:
+            sig = {signature(v) for v in bad}
+
+            def still_bad(c: S.Program, sig: set = sig) -> bool:
+                return bool(sig & {signature(v) for v in judged(family, c, args.timeout, args.memory)
+                                   if v["status"] in ("disagree", "error")})
+
+            small = S.shrink(p, still_bad, budget=args.shrink_budget)
+            record["minimal"] = small.pretty()
+            record["minimal_repr"] = repr(small)
+        out.put(record)
+    out.put({"done": True})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--programs", type=int, default=2000, help="valid programs to judge (default 2000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program (isolated)")
+    ap.add_argument("--memory", type=float, default=2048.0, help="MB per program (isolated)")
+    ap.add_argument("--max-lane", type=int, default=5,
+                    help="largest max/min reduction lane (>= 5 reaches known bug B4; slow symbolic)")
+    ap.add_argument("--smooth-after-loops", dest="smooth_after_loops", action="store_true",
+                    help="no clip/maximum/where after loops (they once hit bug B6, now fixed)")
+    ap.add_argument("--no-shrink", dest="shrink", action="store_false")
+    ap.add_argument("--shrink-budget", type=int, default=60)
+    ap.add_argument("--json", help="write every record (JSON Lines) to this file")
+    args = ap.parse_args(argv)
+    if args.programs < 1 or args.jobs < 1:
+        ap.error("--programs and --jobs must be positive")
+
+    start = time.perf_counter()
+    S.Builder.max_lane = args.max_lane
+    S.SMOOTH_AFTER_LOOPS = args.smooth_after_loops
+    chosen: list[int] = []
+    rejected: Counter[str] = Counter()
+    index = 0
+    while len(chosen) < args.programs:  # draw and validate here (cheap), judge in workers
+        family, p, why = make(index, args.seed)
+        if p is None:
+            rejected[why[:60]] += 1
+        else:
+            chosen.append(index)
+        index += 1
+
+    # warm up in the parent: every forked cell then starts with sympy, mpmath and the
+    # lambdify machinery imported (else each isolated cell pays ~1 s of imports)
+    S.judge(S.Program("def f(x):\n    return dnp.sum(dnp.where(x > 0, dnp.sin(x), x * x))\n", [0.5, -1.0]))
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(chosen[w::args.jobs], args, queue))
+             for w in range(args.jobs)]
+    for proc in procs:
+        proc.start()
+    records: list[dict] = []
+    sink = open(args.json, "w") if args.json else None
+    done = 0
+    try:
+        while done < len(procs):
+            rec = queue.get()
+            if "done" in rec:
+                done += 1
+                continue
+            records.append(rec)
+            if sink:
+                sink.write(json.dumps(rec, default=str) + "\n")
+                sink.flush()
+            if len(records) % 100 == 0:
+                print(f"  {len(records)}/{args.programs} programs judged, "
+                      f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
+    except KeyboardInterrupt:
+        for proc in procs:
+            proc.terminate()
+        print("interrupted: summary of the programs judged so far", file=sys.stderr)
+    for proc in procs:
+        proc.join()
+    if sink:
+        sink.close()
+    records.sort(key=lambda r: r["index"])
+    print(summary(records, rejected, time.perf_counter() - start, args))
+    new = [v for r in records for v in r["verdicts"]
+           if v["status"] in ("disagree", "error") and not known_bug(v, r)]
+    return 1 if new else 0
+
+
+def summary(records: list[dict], rejected: Counter, seconds: float, args: argparse.Namespace) -> str:
+    lines = [f"diffkit differential soak: seed {args.seed}, {len(records)} programs judged in "
+             f"{seconds:.0f} s ({args.jobs} jobs); {sum(rejected.values())} draws rejected by the "
+             "generator"]
+    fam = Counter(f"{r['family']}/{r['kind']}" for r in records)
+    lines.append("programs: " + ", ".join(f"{k} {v}" for k, v in sorted(fam.items())))
+    table: dict[str, Counter] = defaultdict(Counter)
+    headroom: dict[str, float] = defaultdict(float)
+    kappas = []
+    for r in records:
+        for v in r["verdicts"]:
+            table[v["backend"]][v["status"]] += 1
+            if v["status"] == "agree" and v["tol"] and v["tol"] == v["tol"] and v["tol"] > 0:
+                headroom[v["backend"]] = max(headroom[v["backend"]], v["error"] / v["tol"])
+            if v.get("kappa") == v.get("kappa") and v.get("kappa") is not None:
+                kappas.append(v["kappa"])
+    statuses = ["agree", "disagree", "error", "n/a", "skipped"]
+    lines.append(f"{'backend':>22}  " + "  ".join(f"{s:>8}" for s in statuses) + "  max err/tol (agreeing)")
+    for backend in sorted(table):
+        c = table[backend]
+        lines.append(f"{backend:>22}  " + "  ".join(f"{c[s]:>8}" for s in statuses)
+                     + f"  {headroom.get(backend, 0):.2e}")
+    if kappas:
+        ks = sorted(kappas)
+        lines.append(f"condition estimates (sigma / eps max|ref|): median {ks[len(ks) // 2]:.3g}, "
+                     f"99% {ks[int(0.99 * (len(ks) - 1))]:.3g}, max {ks[-1]:.3g}")
+    slow = sorted(records, key=lambda r: -r["seconds"])[:3]
+    lines.append("slowest programs: " + ", ".join(f"#{r['index']} {r['seconds']:.1f} s" for r in slow))
+    bad = [r for r in records if any(v["status"] in ("disagree", "error") for v in r["verdicts"])]
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in bad:
+        for v in r["verdicts"]:
+            if v["status"] in ("disagree", "error"):
+                groups[signature(v)].append((r, v))
+    lines.append(f"disagreements: {len(bad)} programs, {len(groups)} distinct signatures")
+    for sig, hits in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        r, v = hits[0]
+        tag = known_bug(v, r)
+        lines.append("")
+        lines.append(f"== {sig}: {len(hits)} program(s)" + (f"  [known: {tag}]" if tag else "  [NEW]"))
+        lines.append(f"   {v['message'][:200]}")
+        lines.append("   minimal program:" if "minimal" in r else "   program:")
+        lines += ["   " + ln for ln in r.get("minimal", r["program"]).splitlines()]
+    if rejected:
+        lines.append("")
+        lines.append("generator rejections: " + ", ".join(f"{k} ({v})" for k, v in rejected.most_common(5)))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
