@@ -21,7 +21,6 @@ import numpy as np
 
 from . import finite_diff as fd
 from .backends import Backend
-from .checks import check_scalar, split_aux
 
 
 class NumericBackend(Backend):
@@ -46,10 +45,7 @@ class NumericBackend(Backend):
         return self.last.value
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        out = fun(x)
-        value, aux = split_aux(out) if has_aux else (out, None)
-        check_scalar(value, "grad")
-        scalar = (lambda z: fun(z)[0]) if has_aux else fun
+        value, aux, scalar = self.plain_value(fun, x, has_aux)
         return value, aux, self._run(fd.gradient, scalar, x, batched=self.options["batched"])
 
     def jacobian(self, fun: Callable, x: Any) -> Any:

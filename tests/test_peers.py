@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import assert_close
-from diffkit_cli.main import main
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -216,15 +215,7 @@ def test_installed_peers_are_registered():
     assert set(peers.PEERS) <= set(dk.backends())
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``diffkit argv`` in this process."""
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from test_cli import run as cli  # noqa: E402  (exit code, stdout, stderr) in this process
 
 
 def register(monkeypatch, **targets: str) -> None:

@@ -59,6 +59,16 @@ class Backend:
         """``(f(x), aux, ∇f(x))`` for scalar ``f`` (``aux`` is None without has_aux)."""
         raise self._missing("gradients")
 
+    @staticmethod
+    def plain_value(fun: Fun, x: Any, has_aux: bool) -> tuple[Any, Any, Fun]:
+        """For backends that call f on plain arrays: ``(f(x), aux, f without its aux)``."""
+        from ..checks import check_scalar, split_aux
+
+        out = fun(x)
+        value, aux = split_aux(out) if has_aux else (out, None)
+        check_scalar(value, "grad")
+        return value, aux, (lambda z: fun(z)[0]) if has_aux else fun
+
     def jvp(self, fun: Fun, x: Any, x_dot: Any) -> tuple[Any, Any]:
         """``(f(x), J(x) x_dot)``."""
         raise self._missing("Jacobian-vector products")

@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..checks import check_scalar, split_aux
 from ..core import DiffkitError, shape
 from . import PEERS, PeerBackend, plain, ravelled
 
@@ -53,10 +52,7 @@ class NumdifftoolsBackend(PeerBackend):
         return plain(np.reshape(d, out_shape))
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        out = fun(x)
-        value, aux = split_aux(out) if has_aux else (out, None)
-        check_scalar(value, "grad")
-        scalar = (lambda z: fun(z)[0]) if has_aux else fun
+        value, aux, scalar = self.plain_value(fun, x, has_aux)
         return value, aux, self._flat("Gradient", scalar, x, shape(x))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:

@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..checks import check_scalar, split_aux
 from ..core import shape
 from . import PEERS, PeerBackend, plain
 
@@ -61,10 +60,7 @@ class ScipyBackend(PeerBackend):
         return plain(np.reshape(res.ddf if tool == "hessian" else res.df, out_shape))
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        out = fun(x)
-        value, aux = split_aux(out) if has_aux else (out, None)
-        check_scalar(value, "grad")
-        scalar = (lambda z: fun(z)[0]) if has_aux else fun
+        value, aux, scalar = self.plain_value(fun, x, has_aux)
         return value, aux, self._flat("jacobian", scalar, x, shape(x))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
