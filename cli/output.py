@@ -50,13 +50,14 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
         lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc[1:]])
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    t = Table(title=title, show_lines=False)
+    t = Table(title=escape(title) if title else None, show_lines=False)
     for c in rows[0]:
-        t.add_column(c)
+        t.add_column(escape(c))
     for r in rows[1:]:
-        t.add_row(*r)
+        t.add_row(*(escape(c) for c in r))  # "[jax]" is text, not rich markup
     buf = io.StringIO()
     Console(file=buf, width=140, highlight=False, force_terminal=False).print(t)
     return buf.getvalue().rstrip("\n")

@@ -134,3 +134,10 @@ def test_every_mistake_is_one_clear_line(capsys, tmp_path, monkeypatch, argv, me
     assert len(lines) == 1 and message in lines[0], err
     assert "Traceback" not in err
     assert not (tmp_path / "HACKED").exists()
+
+
+def test_tables_show_brackets_as_text_not_markup():
+    from diffkit_cli.output import render
+
+    text = render([{"backend": "jax", "options": "pip install 'diffkit[jax]'"}], "table")
+    assert "diffkit[jax]" in text

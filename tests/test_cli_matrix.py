@@ -28,6 +28,7 @@ def bug(reason: str, condition: bool = True):
 # (argv, fragment of the one error line[, mark])
 ROWS = [
     # the group
+    ([], None),  # no command: the help on stdout, exit 0 (was bug B13: the help as an error)
     (["nosuchcmd"], "No such command 'nosuchcmd'"),
     (["--bogus"], "No such option '--bogus'"),
     # list
@@ -153,7 +154,7 @@ def test_every_command_answers_a_mistake_with_one_clear_line(capsys, workdir, ar
     assert "Traceback" not in out + err
     assert not (workdir / "HACKED").exists()
     if fragment is None:  # a row documenting that this is *not* a mistake
-        assert code == 0, err
+        assert code == 0 and not err.strip(), err
         return
     assert code not in (0, None), (code, out, err)
     lines = err.strip().splitlines()

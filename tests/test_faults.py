@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import shutil
@@ -54,10 +55,13 @@ SCALE = float(os.environ.get("DIFFKIT_FUZZ_SCALE", "1"))
 def parser_report(request):
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    quiet = capture.global_and_fixture_disabled() if capture else contextlib.nullcontext()
     if reporter is not None and PARSER:
-        reporter.write_line(f"\nparse_formula fuzz: {PARSER['inputs']} inputs tried, "
-                            f"{PARSER['accepted']} accepted (and evaluated), "
-                            f"{PARSER['refused']} refused with FormulaError")
+        with quiet:
+            reporter.write_line(f"\nparse_formula fuzz: {PARSER['inputs']} inputs tried, "
+                                f"{PARSER['accepted']} accepted (and evaluated), "
+                                f"{PARSER['refused']} refused with FormulaError")
 
 
 # ----------------------------------------------------------------------------- nothing runs
@@ -96,10 +100,25 @@ def nothing_runs():
             raise AssertionError("user text was compiled to code")
         return real_compile(source, filename, mode, flags, *args, **kwargs)
 
+    real_import = builtins.__import__
+
+    def cached_only(name, globals=None, locals=None, fromlist=(), level=0):
+        """Library code may re-import modules already loaded (numpy does, lazily); loading a
+        new module would run its code, and that is forbidden."""
+        package = (globals or {}).get("__package__") if level else None
+        full = importlib.util.resolve_name("." * level + name, package) if level else name
+        wanted = [full] + [f"{full}.{f}" for f in (fromlist or ()) if f != "*"]
+        if full not in sys.modules or any(w not in sys.modules and not hasattr(sys.modules[full], w.rsplit(".", 1)[1])
+                                          for w in wanted[1:]):
+            calls.append(f"__import__({full!r})")
+            raise AssertionError(f"import of {full!r} while parsing or evaluating a formula")
+        return real_import(name, globals, locals, fromlist, level)
+
     saved = {n: getattr(builtins, n) for n in ("__import__", "open", "eval", "exec", "compile",
                                               "breakpoint", "input")}
-    for n in ("__import__", "open", "eval", "exec", "breakpoint", "input"):
+    for n in ("open", "eval", "exec", "breakpoint", "input"):
         setattr(builtins, n, forbid(n))
+    builtins.__import__ = cached_only
     builtins.compile = ast_only
     _AUDIT["events"].clear()
     _AUDIT["on"] = True
@@ -205,13 +224,15 @@ def test_whitelisted_trees_still_parse_and_evaluate_correctly():
 
 
 def test_the_guard_catches_execution():
-    """Sanity check of the guard: exec and __import__ inside it fail the block."""
-    with pytest.raises(AssertionError):
-        with nothing_runs():
-            exec("1")  # noqa: S102
-    with pytest.raises(AssertionError):
-        with nothing_runs():
-            __import__("json")
+    """Sanity check of the guard: exec, eval, open and importing a new module inside it
+    fail the block; re-importing a loaded module (as numpy does internally) does not."""
+    for attempt in (lambda: exec("1"), lambda: eval("1"), lambda: open(__file__),  # noqa: S102,S307
+                    lambda: __import__("this_module_does_not_exist_xyz")):
+        with pytest.raises(AssertionError):
+            with nothing_runs():
+                attempt()
+    with nothing_runs():
+        __import__("json")  # already loaded: no code runs
 
 
 # ----------------------------------------------------------------------------- harness faults
@@ -365,6 +386,17 @@ def test_reference_of_a_nan_function_is_nan():
     r = reference(lambda x: x * np.nan, 0.5)
     assert np.isnan(r.value)
     assert np.isnan(r.derivative)
+
+
+@pytest.mark.xfail(reason="BUG B17: isolate._child keeps the first line of the exception "
+                   "message (isolate.py:47, .splitlines()[0]); SymPy's messages start with a "
+                   "newline, so a failed reference cell reads just 'ValueError: '", strict=True)
+def test_an_exception_message_starting_with_a_newline_keeps_its_text():
+    def fail():
+        raise ValueError("\nCan't calculate derivative wrt 3/2.")
+
+    r = run_isolated(fail, timeout=10)
+    assert r["status"] == "error" and "Can't calculate derivative" in r["message"]
 
 
 def test_run_isolated_reports_an_unpicklable_result():
