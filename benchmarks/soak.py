@@ -82,13 +82,15 @@ def signature(v: dict) -> str:
     return f"{v['backend']} {v['kind']} {v['status']} {words}".strip()
 
 
-def cell(job: Any, timeout: float) -> dict:
+def cell(job: Any, timeout: float, memory_mb: float | None = None) -> dict:
     """Like diffkit.isolate.run_isolated, but the child may fork cells of its own (the
     judge isolates the reference and the symbolic backend)."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
 
     def child() -> None:
+        # (no memory limit here: the reference and symbolic cells inside set their own,
+        # S.SYMPY_MEMORY_MB, and a limit here would cap theirs)
         try:
             out = {"status": "ok", **job()}
         except BaseException as exc:  # noqa: BLE001
@@ -124,6 +126,7 @@ def judged(family: str, p: S.Program, timeout: float, memory_mb: float) -> list[
 
 def worker(indices: list[int], args: argparse.Namespace, out: Any) -> None:
     S.Builder.max_lane = args.max_lane
+    S.SYMPY_MEMORY_MB = args.memory
     S.SMOOTH_AFTER_LOOPS = args.smooth_after_loops
     for index in indices:
         family, p, _ = make(index, args.seed)
@@ -154,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program (isolated)")
-    ap.add_argument("--memory", type=float, default=2048.0, help="MB per program (isolated)")
+    ap.add_argument("--memory", type=float, default=4096.0,
+                    help="MB for each reference / symbolic cell (isolated)")
     ap.add_argument("--max-lane", type=int, default=5,
                     help="largest max/min reduction lane (>= 5 reaches known bug B4; slow symbolic)")
     ap.add_argument("--smooth-after-loops", dest="smooth_after_loops", action="store_true",

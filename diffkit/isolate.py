@@ -44,7 +44,8 @@ def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     except RecursionError:
         out = {"status": "error", "message": "RecursionError: expression or recursion too deep"}
     except Exception as exc:  # the user's code may raise anything: report it, one line
-        message = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        lines = [line for line in str(exc).splitlines() if line.strip()] or [""]
+        message = f"{type(exc).__name__}: {lines[0].strip()}"[:300]  # first line with text
         applicable = isinstance(exc, ValueError) and any(
             s in str(exc) for s in NOT_APPLICABLE)
         out = {"status": "n/a" if applicable else "error", "message": message}

@@ -1073,6 +1073,9 @@ def _numeric_model(f: Callable, x: np.ndarray, kind: str) -> float:
     return worst
 
 
+SYMPY_MEMORY_MB = 4096.0
+
+
 def _sympy_step(job: Callable[[], dict], isolate: float | None) -> dict:
     """Run a sympy-heavy step (reference, symbolic backend) in-process or, with ``isolate``
     seconds, in a forked cell under that time limit (sympy's printers can take minutes on
@@ -1084,7 +1087,7 @@ def _sympy_step(job: Callable[[], dict], isolate: float | None) -> dict:
             return {"status": "error", "exc": exc, "message": f"{type(exc).__name__}: {exc}"[:300]}
     from diffkit.isolate import run_isolated
 
-    return run_isolated(job, timeout=isolate, memory_mb=4096)
+    return run_isolated(job, timeout=isolate, memory_mb=SYMPY_MEMORY_MB)
 
 
 def judge(program: Program, backends: Sequence[Any] | None = None, sigma_samples: int = 3,

@@ -388,9 +388,6 @@ def test_reference_of_a_nan_function_is_nan():
     assert np.isnan(r.derivative)
 
 
-@pytest.mark.xfail(reason="BUG B17: isolate._child keeps the first line of the exception "
-                   "message (isolate.py:47, .splitlines()[0]); SymPy's messages start with a "
-                   "newline, so a failed reference cell reads just 'ValueError: '", strict=True)
 def test_an_exception_message_starting_with_a_newline_keeps_its_text():
     def fail():
         raise ValueError("\nCan't calculate derivative wrt 3/2.")
