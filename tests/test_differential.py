@@ -55,6 +55,12 @@ KNOWN_BUGS = {
          # (isolated, the reference's message is cut to its empty first line: bug B17)
          or v.message.strip() == "ValueError:" and ("sign" in p.source or "abs" in p.source)),
     "B16 symbolic zoo": lambda v, p: v.backend == "symbolic" and "ComplexInfinity" in v.message,
+    "B4b symbolic printer recursion": lambda v, p: v.backend == "symbolic"
+    and "RecursionError" in v.message and "where" in p.source,
+    "B18 reference complex unselected branch": lambda v, p: v.backend == "reference"
+    and "Invalid comparison of non-real" in v.message,
+    "B19 reference exact rational power": lambda v, p: v.backend == "reference"
+    and ("out of memory" in v.message or v.status == "timeout") and "**" in p.source,
     # not a bug: symbolic setup may swell past the limit (what the swell command teaches)
     "symbolic setup swell": lambda v, p: v.backend == "symbolic" and v.status == "timeout",
     # not a verdict: a reference that takes longer than the limit (a loaded machine, a long
@@ -393,3 +399,44 @@ def test_symbolic_with_an_exact_zero_in_an_unselected_branch():
     f = lambda x: x / dnp.where(x <= 0.5, 1.5, x - x)  # noqa: E731
     assert reference(f, -0.3).derivative == pytest.approx(2 / 3)
     assert dk.grad(f, backend="symbolic")(-0.3) == pytest.approx(2 / 3)
+
+
+@pytest.mark.xfail(reason="BUG B4b: the symbolic backend hits RecursionError in lambdify "
+                   "(symbolic.py:238) when relu's condition holds the mean of 8 where-Piecewise "
+                   "entries (the same Piecewise-in-a-condition printing as B4)", strict=True)
+def test_symbolic_relu_of_a_mean_of_wheres():
+    a = np.array([[[-1.25, -2.0], [-0.75, 3.0]], [[-2.0, -1.25], [1.5, 0.5]]])
+    b = np.array([[[-1.25, -0.75], [0.5, 0.5]], [[-0.75, -2.0], [-1.25, 3.0]]])
+
+    def f(x):
+        return dnp.relu(dnp.mean(dnp.where(x - a > 0.039, b, x - a)))
+
+    x = np.array([[-0.9, 1.5], [-1.0, 2.0]])
+    np.testing.assert_array_equal(dk.grad(f, backend="symbolic")(x), np.zeros((2, 2)))
+
+
+@pytest.mark.xfail(reason="BUG B18: reference() substitutes the point into every Piecewise "
+                   "branch before choosing one (reference.py _evaluate, xreplace then evalf): "
+                   "relu(log(where(x >= 0, x, 1.5))) at x = -1.3 compares log(-1.3) = "
+                   "log 1.3 + i*pi and raises TypeError 'Invalid comparison of non-real'; the "
+                   "derivative is 0", strict=True)
+def test_reference_with_a_complex_unselected_branch():
+    def f(x):
+        return dnp.relu(dnp.log(dnp.where(x >= 0.0, x, 1.5)))
+
+    assert dk.grad(f)(-1.3) == 0.0
+    assert reference(f, -1.3).derivative == 0.0
+
+
+@pytest.mark.xfail(reason="BUG B19: reference() substitutes exact Rationals (reference.py "
+                   "_evaluate): sqrt(x ** x) at x = 1.7 makes SymPy raise a 53-bit rational to "
+                   "a rational power exactly and run out of memory (4 GB, 23 s) instead of "
+                   "evaluating at 40 digits (evalf(subs=...) or high-precision Floats)",
+                   strict=True)
+def test_reference_of_a_root_of_a_rational_power():
+    from diffkit.isolate import run_isolated
+
+    f = lambda x: dnp.sqrt(x ** x)  # noqa: E731
+    r = run_isolated(lambda: {"d": float(reference(f, 1.7).derivative)}, timeout=8, memory_mb=1000)
+    assert r["status"] == "ok", r
+    assert r["d"] == pytest.approx(dk.grad(f)(1.7), rel=1e-14)

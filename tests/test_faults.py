@@ -389,6 +389,7 @@ def test_reference_of_a_nan_function_is_nan():
 
 
 def test_an_exception_message_starting_with_a_newline_keeps_its_text():
+    """Regression (was B17): the isolated cell kept the empty first line of SymPy's messages."""
     def fail():
         raise ValueError("\nCan't calculate derivative wrt 3/2.")
 
