@@ -108,7 +108,7 @@ def interleaved(fns: list[Callable[[], Any]], repeat: int, min_time: float = 0.0
 
 def peak(fn: Callable[[], Any]) -> int:
     """tracemalloc peak bytes of one call (after a warm-up call)."""
-    from diffkit.measure import peak_bytes
+    from diffkit.bench.measure import peak_bytes
 
     fn()
     return peak_bytes(fn)
@@ -242,7 +242,7 @@ def jacobian_rows(n: int, m: int, repeat: int) -> list[Row]:
 
 def symbolic_rows(points: int, sines: int, repeat: int) -> list[Row]:
     """Compiled CSE'd symbolic derivatives on a batch of points vs reverse on the batch."""
-    from diffkit.symbolic import derive
+    from diffkit.backends.symbolic import derive
 
     rng = np.random.default_rng(0)
     rows = []

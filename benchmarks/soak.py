@@ -7,7 +7,7 @@ The programs and the oracle are those of the test suite (``tests/strategies.py``
 line programs over the whole primitive table (gradients, Jacobians, Hessians, nested
 gradients), elementwise programs (``dk.derivative``) and programs with loops and branches,
 each judged against the 40-digit reference with the documented tolerances. Every program is
-judged in its own child process under a time and memory limit (``diffkit.isolate``), so a
+judged in its own child process under a time and memory limit (``diffkit.bench.cells``), so a
 hang or a crash is a finding, not the end of the run. Disagreements are minimised by a
 greedy shrinker and printed as programs you can paste into a test.
 
@@ -83,7 +83,7 @@ def signature(v: dict) -> str:
 
 
 def cell(job: Any, timeout: float, memory_mb: float | None = None) -> dict:
-    """Like diffkit.isolate.run_isolated, but the child may fork cells of its own (the
+    """Like diffkit.bench.cells.run_isolated, but the child may fork cells of its own (the
     judge isolates the reference and the symbolic backend)."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)

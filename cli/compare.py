@@ -44,8 +44,8 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
       diffkit compare "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=0.5 --format json
       diffkit compare my_model.py:loss --at x=[0.1,0.2] --backends forward,reverse
     """
-    from diffkit.harness import FIELDS, compare as run
-    from diffkit.targets import parse_at
+    from diffkit.bench.harness import FIELDS, compare as run
+    from diffkit.bench.targets import parse_at
 
     specs = [b.strip() for b in backends.split(",") if b.strip()]
     if not specs:

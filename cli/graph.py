@@ -23,9 +23,9 @@ def graph(func: str, at: str | None, output: str, engine: str | None) -> None:
       diffkit graph logistic_map --at x=0.3 -o swell.svg --engine matplotlib
     """
     import diffkit as dk
-    from diffkit import catalog
-    from diffkit.formula import parse_formula
-    from diffkit.targets import parse_at, resolve
+    from diffkit.bench import catalog
+    from diffkit.bench.formula import parse_formula
+    from diffkit.bench.targets import parse_at, resolve
 
     values = parse_at(at) if at else {}
     target = resolve(func, at=values or None)  # validates the function and the point

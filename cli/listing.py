@@ -24,7 +24,7 @@ def list_(fmt: str, output: str | None) -> None:
       diffkit list --format json
     """
     import diffkit as dk
-    from diffkit import catalog
+    from diffkit.bench import catalog
 
     functions = [e.metadata() for e in catalog.ENTRIES]
     backends = [{"backend": name, "options": _options(name)} for name in dk.backends()]

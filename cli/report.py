@@ -31,7 +31,7 @@ def report(spec: str, out_dir: str | None, gallery: bool, quiet: bool) -> None:
       diffkit report reports/quick.toml -o reports/gallery --gallery
       diffkit report reports/gradients.toml -o out/gradients   (vanishing gradients)
     """
-    from diffkit import report as rp
+    from diffkit.reporting import report as rp
 
     out = Path(out_dir) if out_dir else Path("out") / Path(spec).stem
     if rp.experiment(spec):  # e.g. reports/gradients.toml: trains models, no harness cells

@@ -21,9 +21,9 @@ def show(func: str, at: str | None, latex: bool) -> None:
     """
     import numpy as np
 
-    from diffkit.symbolic import derive
-    from diffkit.sweeps import ENGINES
-    from diffkit.targets import kind_for, parse_at, resolve
+    from diffkit.backends.symbolic import derive
+    from diffkit.bench.sweeps import ENGINES
+    from diffkit.bench.targets import kind_for, parse_at, resolve
 
     t = resolve(func, at=parse_at(at) if at else None)
     kind = t.kind or kind_for(t.x, t.f(t.x))

@@ -26,9 +26,9 @@ def steps(func: str, at: str | None, methods: str, fmt: str, output: str | None)
       diffkit steps "sin(x)" --at x=1
       diffkit steps rosenbrock --methods central,complex --format csv
     """
-    from diffkit.finite_diff import METHODS
-    from diffkit.sweeps import step_errors
-    from diffkit.targets import parse_at, resolve
+    from diffkit.backends.finite_diff import METHODS
+    from diffkit.bench.sweeps import step_errors
+    from diffkit.bench.targets import parse_at, resolve
 
     chosen = [m.strip() for m in methods.split(",") if m.strip()]
     bad = [m for m in chosen if m not in METHODS]
@@ -37,7 +37,7 @@ def steps(func: str, at: str | None, methods: str, fmt: str, output: str | None)
                                  f"{', '.join(METHODS)}", param_hint="--methods")
     target = resolve(func, at=parse_at(at) if at else None)
     if target.kind is None:
-        from diffkit.targets import kind_for
+        from diffkit.bench.targets import kind_for
         target = type(target)(target.name, target.f, target.x, kind_for(target.x, target.f(target.x)))
     rows = step_errors(target, chosen)
     emit(render(rows, fmt, ("method", "step", "error", "auto", "message"),

@@ -27,8 +27,8 @@ def swell(func: str, depths: str, timeout: float, fmt: str, output: str | None) 
       diffkit swell logistic_map --depth 1..8
       diffkit swell nested_sin --depth 1,2,4,8 --format json
     """
-    from diffkit import catalog
-    from diffkit.sweeps import parse_depths, swell as run
+    from diffkit.bench import catalog
+    from diffkit.bench.sweeps import parse_depths, swell as run
 
     if catalog.get(func).depth is None:
         with_depth = ", ".join(e.name for e in catalog.ENTRIES if e.depth is not None)

@@ -28,9 +28,9 @@ def trace(func: str, at: str | None, mode: str, fmt: str, output: str | None) ->
       diffkit trace logistic_map --at x=0.3
     """
     import diffkit as dk
-    from diffkit import catalog
-    from diffkit.formula import FormulaError, parse_formula
-    from diffkit.targets import parse_at, resolve
+    from diffkit.bench import catalog
+    from diffkit.bench.formula import FormulaError, parse_formula
+    from diffkit.bench.targets import parse_at, resolve
 
     values = parse_at(at) if at else {}
     if func in catalog.names() or ":" in func:

@@ -11,14 +11,14 @@ array([0.        , 1.38177329])
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, backend, backends
 from .core import DiffkitError, _install_operators
-from .reverse import Tensor, gradients, no_grad, tensor
+from .backends.reverse import Tensor, gradients, no_grad, tensor
 from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .graph import graph
 from .wengert import trace
 
 _install_operators()
 
-_LAZY = {"derive": "diffkit.symbolic", "compare": "diffkit.harness"}  # sympy is imported only when first used
+_LAZY = {"derive": "diffkit.backends.symbolic", "compare": "diffkit.bench.harness"}  # sympy is imported only when first used
 
 
 def __getattr__(name: str):

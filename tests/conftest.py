@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from diffkit.core import new_level
-from diffkit.forward import Dual, ForwardTrace
+from diffkit.backends.forward import Dual, ForwardTrace
 
 # ---------------------------------------------------------------- finite differences
 
@@ -84,7 +84,7 @@ def forward_multi(fun: Callable[..., Any], args: Sequence[Any], tangents: Sequen
                   batch: tuple[int, ...] = ()) -> tuple[Any, Any]:
     """``(fun(*args), sum_i J_i t_i)`` with every argument its own dual number on ONE level.
 
-    A tangent of None marks a constant argument. This is ``diffkit.forward.push_forward``
+    A tangent of None marks a constant argument. This is ``diffkit.backends.forward.push_forward``
     generalised to several inputs, so a primitive sees its arguments directly (no ravel /
     concatenate in between). With ``batch=(k,)`` each tangent has a leading axis k.
     """

@@ -26,7 +26,7 @@ under which all four backends and the reference must agree.
 The oracle and its tolerances
 -----------------------------
 :func:`judge` runs each backend on a program and compares with
-``diffkit.reference.reference`` (the exact sympy derivative evaluated in mpmath at 40
+``diffkit.bench.reference.reference`` (the exact sympy derivative evaluated in mpmath at 40
 digits). Errors are max-norm: ``err = max|d - ref|``; the figure reported is
 ``err / max|ref|``. A backend agrees when ``err <= tol``:
 
@@ -1085,7 +1085,7 @@ def _sympy_step(job: Callable[[], dict], isolate: float | None) -> dict:
             return {"status": "ok", **job()}
         except Exception as exc:  # noqa: BLE001
             return {"status": "error", "exc": exc, "message": f"{type(exc).__name__}: {exc}"[:300]}
-    from diffkit.isolate import run_isolated
+    from diffkit.bench.cells import run_isolated
 
     return run_isolated(job, timeout=isolate, memory_mb=SYMPY_MEMORY_MB)
 
@@ -1097,7 +1097,7 @@ def judge(program: Program, backends: Sequence[Any] | None = None, sigma_samples
     ``isolate``: run the reference and the symbolic backend in forked cells with this many
     seconds each (a timeout is then a verdict, not a hung test)."""
     from diffkit.core import DiffkitError
-    from diffkit.reference import reference
+    from diffkit.bench.reference import reference
 
     kind = program.kind
     if backends is None:
@@ -1252,7 +1252,7 @@ NESTINGS = (("forward", "forward"), ("forward", "reverse"), ("reverse", "forward
 def judge_nested(program: Program, weights_seed: int = 0, isolate: float | None = None) -> Judgement:
     """Nested gradients ``grad(z -> sum(grad(f)(z) * w))`` = ``H w`` for every pairing of
     forward and reverse mode (outer, inner), against the reference Hessian times ``w``."""
-    from diffkit.reference import reference
+    from diffkit.bench.reference import reference
 
     f = program.function()
     x = program.point()
@@ -1340,7 +1340,7 @@ def exercised(program: Program) -> Counter[str]:
 
 import ast as _ast  # noqa: E402
 
-from diffkit.formula import ALIASES, ARITY  # noqa: E402
+from diffkit.bench.formula import ALIASES, ARITY  # noqa: E402
 
 FORMULA_VARS = ("x", "y", "z1", "alpha", "x10", "open", "exec", "pi", "e")  # bare names are variables
 FORMULA_FUNCS = tuple(ARITY) + tuple(ALIASES)

@@ -1,7 +1,7 @@
 """The catalog: structure, evaluation, closed forms, and derivatives against references.
 
 Forward and reverse derivatives of every entry are compared with
-``diffkit.reference.reference`` (exact SymPy derivatives evaluated at 40 digits), and a
+``diffkit.bench.reference.reference`` (exact SymPy derivatives evaluated at 40 digits), and a
 few entries also with derivatives worked out by hand, so the catalog is checked against
 something other than diffkit's own derivative rules.
 """
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import diffkit as dk
-from diffkit import catalog
-from diffkit.catalog import ENTRIES, Entry, get, names
-from diffkit.reference import reference
-from diffkit.symbolic import trace
+from diffkit.bench import catalog
+from diffkit.bench.catalog import ENTRIES, Entry, get, names
+from diffkit.bench.reference import reference
+from diffkit.backends.symbolic import trace
 
 GROUPS = {"scalar", "optimization", "AD classics", "machine learning", "control flow",
           "vector-valued", "non-smooth"}
@@ -126,7 +126,7 @@ def test_module_doctest() -> None:
 
 
 def test_import_builds_no_data() -> None:
-    code = ("import diffkit.catalog as c; "
+    code = ("import diffkit.bench.catalog as c; "
             "print(c._logreg_data.cache_info().currsize + c._lsq_data.cache_info().currsize "
             "+ c._mlp_data.cache_info().currsize + c._sce_data.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -27,7 +27,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
 from diffkit import primitives
-from diffkit.reference import reference
+from diffkit.bench.reference import reference
 
 SCALE = float(os.environ.get("DIFFKIT_DIFFERENTIAL_SCALE", "1"))
 STATS: Counter[str] = Counter()
@@ -303,7 +303,7 @@ def test_symbolic_gradient_of_max_over_five_entries():
 
 def test_reference_of_a_clipped_loop_is_fast():
     """Regression (was B6): the reference printed Heaviside/Max-heavy derivatives for lambdify in exponential time."""
-    from diffkit.isolate import run_isolated
+    from diffkit.bench.cells import run_isolated
 
     def f(x):
         v = x * x + 1.0
@@ -434,7 +434,7 @@ def test_reference_with_a_complex_unselected_branch():
                    "evaluating at 40 digits (evalf(subs=...) or high-precision Floats)",
                    strict=True)
 def test_reference_of_a_root_of_a_rational_power():
-    from diffkit.isolate import run_isolated
+    from diffkit.bench.cells import run_isolated
 
     f = lambda x: dnp.sqrt(x ** x)  # noqa: E731
     r = run_isolated(lambda: {"d": float(reference(f, 1.7).derivative)}, timeout=8, memory_mb=1000)

@@ -42,10 +42,10 @@ from hypothesis import strategies as st
 import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
-from diffkit.forward import Dual
-from diffkit.formula import Formula, FormulaError, parse_formula
-from diffkit.harness import read_results
-from diffkit.isolate import run_isolated
+from diffkit.backends.forward import Dual
+from diffkit.bench.formula import Formula, FormulaError, parse_formula
+from diffkit.bench.harness import read_results
+from diffkit.bench.cells import run_isolated
 
 PARSER = Counter()
 SCALE = float(os.environ.get("DIFFKIT_FUZZ_SCALE", "1"))
@@ -381,7 +381,7 @@ def test_nan_and_inf_returning_functions_are_cells_with_an_infinite_error(value)
 
 def test_reference_of_a_nan_function_is_nan():
     """Regression (was B8): SymPy's nan constant was differentiated to 0."""
-    from diffkit.reference import reference
+    from diffkit.bench.reference import reference
 
     r = reference(lambda x: x * np.nan, 0.5)
     assert np.isnan(r.value)

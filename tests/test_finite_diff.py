@@ -1,11 +1,11 @@
-"""Tests of diffkit.finite_diff against closed-form derivatives."""
+"""Tests of diffkit.backends.finite_diff against closed-form derivatives."""
 import dataclasses
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from diffkit.finite_diff import (ComplexStepError, FDResult, derivative, gradient, hessian,
+from diffkit.backends.finite_diff import (ComplexStepError, FDResult, derivative, gradient, hessian,
                                  jacobian)
 
 EPS = np.finfo(float).eps

@@ -1,4 +1,4 @@
-"""Tests for diffkit.formula: values, refusals, safety, and property-based checks."""
+"""Tests for diffkit.bench.formula: values, refusals, safety, and property-based checks."""
 from __future__ import annotations
 
 import builtins
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diffkit.formula import DEFAULT_FUNCTIONS, Formula, FormulaError, parse_formula
+from diffkit.bench.formula import DEFAULT_FUNCTIONS, Formula, FormulaError, parse_formula
 
 
 def _sigmoid(x):

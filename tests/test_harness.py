@@ -8,9 +8,9 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.harness import FIELDS, append_result, read_results
-from diffkit.isolate import run_isolated
-from diffkit.measure import error_against, trace_length
+from diffkit.bench.harness import FIELDS, append_result, read_results
+from diffkit.bench.cells import run_isolated
+from diffkit.bench.measure import error_against, trace_length
 
 
 def test_compare_records_every_field_with_real_values():

@@ -486,7 +486,7 @@ def test_gradient_flow_spec_and_a_small_run(tmp_path) -> None:  # noqa: ANN001
     except ImportError:  # Python 3.10
         tomllib = pytest.importorskip("tomli")
 
-    from diffkit import gradient_flow as example
+    from diffkit.reporting import gradient_flow as example
 
     spec = tomllib.loads((ROOT / "reports" / "gradients.toml").read_text(encoding="utf-8"))
     for fig in spec["figure"]:  # every figure of the committed spec is well formed

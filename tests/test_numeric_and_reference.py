@@ -5,8 +5,8 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.finite_diff import ComplexStepError
-from diffkit.reference import reference
+from diffkit.backends.finite_diff import ComplexStepError
+from diffkit.bench.reference import reference
 
 
 def rosenbrock(x):

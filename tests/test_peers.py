@@ -2,7 +2,7 @@
 
 Each adapter's tests run when its library is installed and are skipped, with the reason,
 otherwise; CI installs autograd and numdifftools. Derivatives are checked against the
-high-precision references of :mod:`diffkit.reference` (tight for AD, looser for the
+high-precision references of :mod:`diffkit.bench.reference` (tight for AD, looser for the
 finite-difference peers). The unavailable path and entry-point registration need no
 optional library.
 """
@@ -23,8 +23,9 @@ from conftest import assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit import catalog, peers
-from diffkit.reference import reference
+from diffkit.backends import peers
+from diffkit.bench import catalog
+from diffkit.bench.reference import reference
 
 registry = importlib.import_module("diffkit.backends")  # dk.backends is the function
 
@@ -230,7 +231,7 @@ def register(monkeypatch, **targets: str) -> None:
 
 
 MISSING = '''
-from diffkit.peers import PeerBackend
+from diffkit.backends.peers import PeerBackend
 
 class Missing(PeerBackend):
     name = "nosuch"

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import diffkit.numpy as dnp
-from diffkit import catalog, primitives
+from diffkit import primitives
+from diffkit.bench import catalog
 from diffkit.core import using
 
 

@@ -28,7 +28,7 @@ from conftest import (assert_close, away, central_jvp, distinct, forward_multi, 
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.forward import push_forward
+from diffkit.backends.forward import push_forward
 from diffkit.primitives import table
 
 # ---------------------------------------------------------------- case table

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from diffkit_cli.main import main
 
-from diffkit import plots
-from diffkit.harness import EXTRA, FIELDS
-from diffkit.report import FIGURES, build, load_spec, page, plan
+from diffkit.reporting import plots
+from diffkit.bench.harness import EXTRA, FIELDS
+from diffkit.reporting.report import FIGURES, build, load_spec, page, plan
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 HOSTILE = "<script>alert(1)</script>"

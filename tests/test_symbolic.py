@@ -8,7 +8,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit import primitives
 from diffkit.core import new_level
-from diffkit.symbolic import Sym, SymbolicTrace, dag_size, derive, trace, tree_size
+from diffkit.backends.symbolic import Sym, SymbolicTrace, dag_size, derive, trace, tree_size
 
 SYM = "symbolic"
 x_, y_ = sp.symbols("x y", real=True)

@@ -26,10 +26,10 @@ from ..core import DiffkitError
 Fun = Callable[[Any], Any]
 
 BUILTIN = {
-    "forward": "diffkit.forward:ForwardBackend",
-    "reverse": "diffkit.reverse:ReverseBackend",
-    "symbolic": "diffkit.symbolic:SymbolicBackend",
-    "numeric": "diffkit.numeric:NumericBackend",
+    "forward": "diffkit.backends.forward:ForwardBackend",
+    "reverse": "diffkit.backends.reverse:ReverseBackend",
+    "symbolic": "diffkit.backends.symbolic:SymbolicBackend",
+    "numeric": "diffkit.backends.numeric:NumericBackend",
 }
 
 

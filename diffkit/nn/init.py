@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..core import DiffkitError
-from ..reverse import Tensor
+from ..backends.reverse import Tensor
 from .modules import RNG, _assign, _generator
 
 

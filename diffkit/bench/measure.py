@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from . import transforms
-from .backends import Backend
-from .core import Box, Trace, bind, new_level, primal
+from .. import transforms
+from ..backends import Backend
+from ..core import Box, Trace, bind, new_level, primal
 
 TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
               "jacobian": transforms.jacobian}
@@ -116,7 +116,7 @@ def trace_length(f: Callable, x: Any) -> int:
 
 def tape_bytes(f: Callable, x: Any) -> int:
     """Bytes of the arrays a reverse-mode tape of ``f`` at ``x`` keeps for the backward pass."""
-    from .reverse import record
+    from ..backends.reverse import record
 
     _, _, y, _ = record(f, x)
     total, seen, stack = 0, set(), [getattr(y, "node", None)]

@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..backends import Backend
-from ..core import Box, DiffkitError, using
+from .. import Backend
+from ...core import Box, DiffkitError, using
 
 PEERS = {  # backend name -> (module to import, library name, extra)
     "autograd": ("autograd", "autograd", "autograd"),
@@ -122,6 +122,6 @@ def ravelled(fun: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any
 
 def tree_plain(aux: Any, unbox: Callable[[Any], Any]) -> Any:
     """``aux`` with every peer array inside it unboxed (dicts, lists and tuples kept)."""
-    from ..pytree import tree_map
+    from ...pytree import tree_map
 
     return tree_map(unbox, aux)

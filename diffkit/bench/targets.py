@@ -2,7 +2,7 @@
 
 :func:`resolve` turns any of them into a :class:`Target`: the function of one array,
 the point, and which derivative to take (``derivative`` for R→R, ``grad`` for Rⁿ→R,
-``jacobian`` for Rⁿ→Rᵐ). Formulas are parsed by :mod:`diffkit.formula`, never
+``jacobian`` for Rⁿ→Rᵐ). Formulas are parsed by :mod:`diffkit.bench.formula`, never
 evaluated as Python; a file or module named by the user is imported, as running one's
 own code is the point.
 
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import catalog
-from .core import DiffkitError
+from ..core import DiffkitError
 from .formula import FormulaError, parse_formula
 
 

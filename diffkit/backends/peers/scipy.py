@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core import shape
+from ...core import shape
 from . import PEERS, PeerBackend, plain
 
 

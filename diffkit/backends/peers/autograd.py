@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..checks import check_scalar, split_aux
+from ...checks import check_scalar, split_aux
 from . import PEERS, PeerBackend, on, plain, tree_plain
 
 RENAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "pow": "power",

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..checks import check_scalar, split_aux
-from ..core import DiffkitError
+from ...checks import check_scalar, split_aux
+from ...core import DiffkitError
 from . import PEERS, PeerBackend, missing, on, plain, tree_plain
 
 MODES = ("func", "backward")

@@ -3,7 +3,7 @@ of gradient clipping, as described by a TOML spec (``reports/gradients.toml``, m
 ``experiment = "gradient_flow"``), run by ``diffkit report``:
 
     diffkit report reports/gradients.toml -o out/gradients
-    python -m diffkit.gradient_flow reports/gradients.toml -o out/gradients --only clipping
+    python -m diffkit.reporting.gradient_flow reports/gradients.toml -o out/gradients --only clipping
 
 Writes one PNG per ``[[figure]]`` (title on top, caption underneath), ``gradients.json``
 (every measured number) and ``captions.md`` (file, title and caption of each figure).
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from . import data, nn, optim
-from .reverse import no_grad
+from .. import data, nn, optim
+from ..backends.reverse import no_grad
 
 try:
     import tomllib

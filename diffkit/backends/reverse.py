@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from .backends import Backend
-from .checks import as_input, check_output, check_scalar, like_input, split_aux
-from .core import Box, DiffkitError, Primitive, Trace, bind, new_level, primal, shape
-from .primitives import sum_to
-from .pytree import tree_map
+from . import Backend
+from ..checks import as_input, check_output, check_scalar, like_input, split_aux
+from ..core import Box, DiffkitError, Primitive, Trace, bind, new_level, primal, shape
+from ..primitives import sum_to
+from ..pytree import tree_map
 
 _seq = itertools.count()
 
@@ -416,7 +416,7 @@ class ReverseBackend(Backend):
         return value, vjp_fn
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        from . import numpy as dnp
+        from .. import numpy as dnp
 
         y, vjp_fn = self.vjp(fun, x)  # (J x_dot)_i = (row i of J) · x_dot, a pass per output
         return y, _rows(y, lambda seed: dnp.sum(vjp_fn(seed) * x_dot))
@@ -426,14 +426,14 @@ class ReverseBackend(Backend):
         return _rows(y, vjp_fn)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
-        from . import numpy as dnp
+        from .. import numpy as dnp
 
         return self.value_and_grad(lambda z: dnp.sum(fun(z)), x, False)[2]  # f is elementwise
 
 
 def _rows(y: Any, pull: Callable[[Any], Any]) -> Any:
     """``pull(e_i)`` for every unit output direction, stacked in the shape of ``y``."""
-    from . import numpy as dnp
+    from .. import numpy as dnp
 
     m = int(np.size(primal(y)))
     seeds = np.eye(m, dtype=np.result_type(primal(y))).reshape((m,) + shape(y))

@@ -1,8 +1,8 @@
 """The comparison harness: every backend on the same function, measured side by side.
 
-``compare`` resolves the function (:mod:`diffkit.targets`), computes its reference
-(:mod:`diffkit.reference`), then measures each backend (:mod:`diffkit.measure`), each
-step in its own child process under a time and memory limit (:mod:`diffkit.isolate`).
+``compare`` resolves the function (:mod:`diffkit.bench.targets`), computes its reference
+(:mod:`diffkit.bench.reference`), then measures each backend (:mod:`diffkit.bench.measure`), each
+step in its own child process under a time and memory limit (:mod:`diffkit.bench.cells`).
 A failing cell is a row with its ``status`` and ``message``; the others go on. With
 ``results=path`` each finished cell is appended to a JSON Lines file at once, and a
 rerun skips the cells already there, so an interrupted sweep resumes.
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .backends import Backend, backend_from_spec, label
-from .isolate import run_isolated
+from ..backends import Backend, backend_from_spec, label
+from .cells import run_isolated
 from .measure import measure
 from .targets import Target, kind_for, resolve
 

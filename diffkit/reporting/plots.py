@@ -1,14 +1,14 @@
 """The standard report figures, each a function of plain records returning a Figure.
 
 Every function takes the records the harness writes (``compare(...).records()``, the
-rows of :func:`diffkit.sweeps.step_errors` / :func:`~diffkit.sweeps.swell`, or the lines
+rows of :func:`diffkit.bench.sweeps.step_errors` / :func:`~diffkit.bench.sweeps.swell`, or the lines
 of a report's ``results.jsonl``) and returns a :class:`matplotlib.figure.Figure` drawn on
 an Agg canvas: nothing here touches ``pyplot``, so no display is ever needed and a
 notebook's own backend is left alone. A failed cell (status ``timeout``, ``oom``,
 ``error``, ``n/a``) is drawn as a hatched, labelled cell or an ``x`` with its status.
 
 >>> import diffkit as dk
->>> from diffkit.plots import accuracy_figure
+>>> from diffkit.reporting.plots import accuracy_figure
 >>> rows = dk.compare("exp", backends=["forward", "numeric"], repeat=1).records()
 >>> fig = accuracy_figure(rows)
 >>> fig.savefig("accuracy.png")  # doctest: +SKIP
@@ -117,14 +117,14 @@ def _text_color(rgba: Sequence[float]) -> str:
 def step_error_figure(rows: Sequence[Record], references: Sequence[Record] = ()) -> Figure:
     """Finite-difference error vs step, one panel per function (the "V").
 
-    ``rows``: :func:`diffkit.sweeps.step_errors` records (``function, method, step,
+    ``rows``: :func:`diffkit.bench.sweeps.step_errors` records (``function, method, step,
     error, auto``); ``references``: compare records of the same functions, drawn as
     horizontal lines (AD and symbolic errors). Dashed grey lines are the truncation
     error ∝ hᵖ of each method's order p (anchored at its largest step), the dotted line
     the round-off error ∝ ε/h; stars mark the automatically chosen steps.
 
-    >>> from diffkit.sweeps import step_errors
-    >>> from diffkit.targets import resolve
+    >>> from diffkit.bench.sweeps import step_errors
+    >>> from diffkit.bench.targets import resolve
     >>> fig = step_error_figure(step_errors(resolve("exp")))
     """
     functions = _order(r["function"] for r in rows) or ["(no data)"]
@@ -204,7 +204,7 @@ def swell_figure(rows: Sequence[Record]) -> Figure:
     derivative as a tree and as a DAG after CSE, against the reverse tape and the
     forward trace (primitives recorded).
 
-    >>> from diffkit.sweeps import swell
+    >>> from diffkit.bench.sweeps import swell
     >>> rows = [dict(r, function="logistic_map") for r in swell("logistic_map", [1, 2, 3])]
     >>> fig = swell_figure(rows)
     """

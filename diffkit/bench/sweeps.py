@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from . import finite_diff as fd
-from .isolate import run_isolated
+from ..backends import finite_diff as fd
+from .cells import run_isolated
 from .measure import error_against, trace_length
 from .reference import reference
 from .targets import Target, resolve
@@ -62,7 +62,7 @@ def parse_depths(text: str) -> list[int]:
 def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
           memory_mb: float | None = 2048) -> list[dict[str, Any]]:
     """Records ``depth, backend, expr_nodes, expr_dag_nodes, tape_ops, status``."""
-    from .symbolic import derive
+    from ..backends.symbolic import derive
 
     rows = []
     for k in depths:

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from . import numpy as dnp
-from .core import DiffkitError
+from .. import numpy as dnp
+from ..core import DiffkitError
 
 
 @dataclass(frozen=True)

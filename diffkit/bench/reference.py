@@ -33,8 +33,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .core import DiffkitError, shape
-from .symbolic import KINDS, trace
+from ..core import DiffkitError, shape
+from ..backends.symbolic import KINDS, trace
 
 
 @dataclass(frozen=True)

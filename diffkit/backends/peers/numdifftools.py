@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core import DiffkitError, shape
+from ...core import DiffkitError, shape
 from . import PEERS, PeerBackend, plain, ravelled
 
 METHODS = ("central", "forward", "backward", "complex", "multicomplex")

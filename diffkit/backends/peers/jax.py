@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..checks import check_scalar
-from ..core import DiffkitError, shape
+from ...checks import check_scalar
+from ...core import DiffkitError, shape
 from . import PEERS, PeerBackend, on, plain, tree_plain
 
 

@@ -15,7 +15,7 @@ Regenerate the README gallery (``reports/gallery/*.png``, the 7 standard figures
 
     diffkit report reports/quick.toml -o reports/gallery --gallery
 
->>> from diffkit.report import build, load_spec
+>>> from diffkit.reporting.report import build, load_spec
 >>> load_spec({"figures": ["accuracy"], "functions": ["exp"]})["accuracy"]["backends"]
 ['symbolic', 'numeric', 'forward', 'reverse']
 >>> build({"figures": ["accuracy"], "functions": ["exp"], "limits": {"repeat": 1}},
@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from . import catalog
-from .backends import backend_from_spec, label
-from .core import DiffkitError
-from .harness import (
+from ..bench import catalog
+from ..backends import backend_from_spec, label
+from ..core import DiffkitError
+from ..bench.harness import (
     EXTRA,
     FIELDS,
     append_result,
@@ -55,9 +55,9 @@ from .harness import (
     fmt_seconds,
     read_results,
 )
-from .isolate import run_isolated
-from .measure import measure
-from .targets import Target, kind_for, resolve
+from ..bench.cells import run_isolated
+from ..bench.measure import measure
+from ..bench.targets import Target, kind_for, resolve
 
 Record = dict[str, Any]
 Progress = Callable[[str], None]
@@ -176,8 +176,8 @@ def _limits(v: Any, where: str) -> dict[str, Any]:
 
 
 def _section(fig: str, s: dict[str, Any], where: str, check: bool) -> dict[str, Any]:
-    from .finite_diff import METHODS
-    from .sweeps import parse_depths
+    from ..backends.finite_diff import METHODS
+    from ..bench.sweeps import parse_depths
 
     for key in ("functions", "methods"):
         if key in s:
@@ -221,7 +221,7 @@ def _section(fig: str, s: dict[str, Any], where: str, check: bool) -> dict[str, 
 class Runner:
     """Cells measured under the spec's limits, kept in a JSON Lines results file.
 
-    Harness cells are keyed like :func:`diffkit.harness.compare` keys them
+    Harness cells are keyed like :func:`diffkit.bench.harness.compare` keys them
     ``(function, backend, n, depth)``; step and swell rows carry ``sweep``.
     """
 
@@ -248,7 +248,7 @@ class Runner:
         return r
 
     def compared(self, fn: str, backends: list[str]) -> list[Record]:
-        """:func:`~diffkit.harness.compare` at the default point (with the reference)."""
+        """:func:`~diffkit.bench.harness.compare` at the default point (with the reference)."""
         keys = [(fn, b, None, None) for b in backends]
         if all(k in self.cells for k in keys):
             return [self.cells[k] for k in keys]
@@ -289,8 +289,8 @@ class Runner:
         return self.cell(name, backend, target, n, depth)
 
     def step_errors(self, fn: str, methods: list[str]) -> list[Record]:
-        """:func:`diffkit.sweeps.step_errors` in isolation; one row per method and step."""
-        from .sweeps import step_errors
+        """:func:`diffkit.bench.sweeps.step_errors` in isolation; one row per method and step."""
+        from ..bench.sweeps import step_errors
 
         todo = [m for m in methods if (fn, m) not in self.steps]
         if todo:
@@ -311,8 +311,8 @@ class Runner:
         return [r for m in methods for r in self.steps[(fn, m)]]
 
     def swell_rows(self, fn: str, depth: int) -> list[Record]:
-        """:func:`diffkit.sweeps.swell` at one depth (the symbolic part isolated)."""
-        from .sweeps import swell
+        """:func:`diffkit.bench.sweeps.swell` at one depth (the symbolic part isolated)."""
+        from ..bench.sweeps import swell
 
         if (fn, depth) not in self.swell:
             for r in swell(fn, [depth], self.limits["timeout"], self.limits["memory_mb"]):
@@ -326,7 +326,7 @@ def tanh_ax(m: int, n: int) -> Target:
     >>> tanh_ax(2, 3).f(np.zeros(3)).shape
     (2,)
     """
-    from . import numpy as dnp
+    from .. import numpy as dnp
 
     A = np.random.default_rng(0).normal(size=(m, n)) / np.sqrt(n)
 
@@ -526,7 +526,8 @@ def _cell(column: str, v: Any) -> str:
 
 def _run(spec: dict[str, Any], run: Runner, progress: Progress | None
          ) -> dict[str, list[Record]]:
-    from . import reference, symbolic  # noqa: F401  (imported once here, not in every cell)
+    from ..backends import symbolic  # noqa: F401  (imported once here, not in every cell)
+    from ..bench import reference  # noqa: F401
 
     data: dict[str, list[Record]] = {}
     for fig in spec["figures"]:

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .backends import Backend
-from .checks import check_output, check_scalar, like_input, split_aux
-from .core import Box, Primitive, Trace, bind, ndim, new_level, shape
-from .primitives import broadcast_to, reshape, transpose
-from .pytree import tree_map
+from . import Backend
+from ..checks import check_output, check_scalar, like_input, split_aux
+from ..core import Box, Primitive, Trace, bind, ndim, new_level, shape
+from ..primitives import broadcast_to, reshape, transpose
+from ..pytree import tree_map
 
 
 class Dual(Box):

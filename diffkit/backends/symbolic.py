@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .backends import Backend
-from .core import Box, DiffkitError, Primitive, Trace, new_level, primal, shape
+from . import Backend
+from ..core import Box, DiffkitError, Primitive, Trace, new_level, primal, shape
 
 KINDS = ("derivative", "grad", "jacobian", "hessian")
 

@@ -2,8 +2,8 @@
 
 Configured like ``dk.backend("numeric", method="richardson")`` (methods: forward,
 backward, central with ``order`` 2/4/6/8, complex, richardson; ``step=None`` chooses
-the step from the method's error model). The engine is :mod:`diffkit.finite_diff`;
-``last`` keeps the latest :class:`~diffkit.finite_diff.FDResult` (step, error
+the step from the method's error model). The engine is :mod:`diffkit.backends.finite_diff`;
+``last`` keeps the latest :class:`~diffkit.backends.finite_diff.FDResult` (step, error
 estimate, function evaluations, notes) for the harness and for teaching.
 
 >>> import diffkit as dk, diffkit.numpy as dnp
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import finite_diff as fd
-from .backends import Backend
+from . import Backend
 
 
 class NumericBackend(Backend):
