@@ -25,10 +25,10 @@ def graph(func: str, at: str | None, output: str, engine: str | None) -> None:
     import diffkit as dk
     from diffkit.bench import catalog
     from diffkit.bench.formula import parse_formula
-    from diffkit.bench.targets import parse_at, resolve
+    from diffkit.bench.targets import parse_at, find_target
 
     values = parse_at(at) if at else {}
-    target = resolve(func, at=values or None)  # validates the function and the point
+    target = find_target(func, at=values or None)  # validates the function and the point
     if func in catalog.names() or ":" in func:
         g = dk.graph(target.f, target.x)
     else:

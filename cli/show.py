@@ -23,9 +23,9 @@ def show(func: str, at: str | None, latex: bool) -> None:
 
     from diffkit.backends.symbolic import derive
     from diffkit.bench.sweeps import ENGINES
-    from diffkit.bench.targets import kind_for, parse_at, resolve
+    from diffkit.bench.targets import kind_for, parse_at, find_target
 
-    t = resolve(func, at=parse_at(at) if at else None)
+    t = find_target(func, at=parse_at(at) if at else None)
     kind = t.kind or kind_for(t.x, t.f(t.x))
     d = derive(t.f, t.x, kind)
     click.echo(f"f = {d.f}")

@@ -28,14 +28,14 @@ def steps(func: str, at: str | None, methods: str, fmt: str, output: str | None)
     """
     from diffkit.backends.finite_diff import METHODS
     from diffkit.bench.sweeps import step_errors
-    from diffkit.bench.targets import parse_at, resolve
+    from diffkit.bench.targets import parse_at, find_target
 
     chosen = [m.strip() for m in methods.split(",") if m.strip()]
     bad = [m for m in chosen if m not in METHODS]
     if bad or not chosen:
         raise click.BadParameter(f"unknown method {', '.join(bad) or '(none)'}; choose from "
                                  f"{', '.join(METHODS)}", param_hint="--methods")
-    target = resolve(func, at=parse_at(at) if at else None)
+    target = find_target(func, at=parse_at(at) if at else None)
     if target.kind is None:
         from diffkit.bench.targets import kind_for
         target = type(target)(target.name, target.f, target.x, kind_for(target.x, target.f(target.x)))

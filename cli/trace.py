@@ -30,14 +30,14 @@ def trace(func: str, at: str | None, mode: str, fmt: str, output: str | None) ->
     import diffkit as dk
     from diffkit.bench import catalog
     from diffkit.bench.formula import FormulaError, parse_formula
-    from diffkit.bench.targets import parse_at, resolve
+    from diffkit.bench.targets import parse_at, find_target
 
     values = parse_at(at) if at else {}
     if func in catalog.names() or ":" in func:
-        target = resolve(func, at=values or None)
+        target = find_target(func, at=values or None)
         result = dk.trace(target.f, target.x, mode=mode)
     else:
-        target = resolve(func, at=values or None)  # validates names and values, one line each
+        target = find_target(func, at=values or None)  # validates names and values, one line each
         try:
             formula = parse_formula(func)
         except FormulaError as exc:

@@ -44,8 +44,8 @@ class Primitive:
     ``broadcasts`` marks primitives whose output broadcasts its inputs (elementwise
     arithmetic, matmul's batch axes): the interpreters align shapes for those.
     ``sympy(sp, *args, **params)`` translates to a sympy expression (symbolic backend).
-    ``api`` names the array-API function (default: ``name``), or is
-    ``api(xp, *args, **params)``: how to compute with another array library (JAX, torch).
+    ``array_api`` names the array-API function (default: ``name``), or is
+    ``array_api(xp, *args, **params)``: how to compute with another array library (JAX, torch).
     ``vjp_add(buf, y_bar, **params)`` may add a one-argument primitive's adjoint straight
     into a gradient buffer (indexing: ``buf[idx] += y_bar``) instead of building it whole.
 
@@ -62,7 +62,7 @@ class Primitive:
     sympy: Callable[..., Any] | None = None
     broadcasts: bool = False
     ufunc: np.ufunc | None = None
-    api: str | Callable[..., Any] | None = None
+    array_api: str | Callable[..., Any] | None = None
     vjp_add: Callable[..., None] | None = None
     _saves: dict = field(default_factory=dict, init=False)
 
@@ -72,9 +72,9 @@ class Primitive:
     def portable(self, xp: Any, *args: Any, **params: Any) -> Any:
         """Apply with the array namespace ``xp`` of another library (see :func:`using`)."""
         args = tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-        if callable(self.api):
-            return self.api(xp, *args, **params)
-        return getattr(xp, self.api or self.name)(*args, **params)
+        if callable(self.array_api):
+            return self.array_api(xp, *args, **params)
+        return getattr(xp, self.array_api or self.name)(*args, **params)
 
     def saves(self, argnums: tuple[int, ...], nargs: int) -> tuple[bool, ...]:
         """Which of ``(y, *args)`` the VJP rules of ``argnums`` read: what a tape keeps."""
@@ -123,7 +123,7 @@ class Each:
 # --------------------------------------------------------------------------- levels
 
 
-class Trace:
+class Interpreter:
     """An interpreter at one nesting level. Subclasses implement :meth:`process`."""
 
     def __init__(self, level: int) -> None:
@@ -134,11 +134,11 @@ class Trace:
         raise NotImplementedError
 
 
-_levels: list[Trace] = []
+_levels: list[Interpreter] = []
 
 
 @contextlib.contextmanager
-def new_level(make: Callable[[int], Trace]) -> Iterator[Trace]:
+def new_level(make: Callable[[int], Interpreter]) -> Iterator[Interpreter]:
     """Open a transform's level; it ends (and its boxes die) however the block exits."""
     trace = make(len(_levels) + 1)
     _levels.append(trace)
@@ -172,7 +172,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     top = None
     for a in args:
         if isinstance(a, Box):
-            t = a._trace
+            t = a._interp
             if top is None or t.level > top.level:
                 top = t
     if top is None:
@@ -213,7 +213,7 @@ class Box:
     value, so ``if x > 0:`` branches as in plain Python.
     """
 
-    __slots__ = ("_trace",)
+    __slots__ = ("_interp",)
     __array_priority__ = 100.0
 
     def _value(self) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .backends import Backend, resolve
+from .backends import Backend, as_backend
 from .checks import as_input
 from .core import DiffkitError, primal, shape
 from .pytree import flatten, ravel
@@ -87,7 +87,7 @@ def value_and_grad(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec = 
     >>> dk.value_and_grad(lambda x: x ** 3)(2.0)
     (np.float64(8.0), np.float64(12.0))
     """
-    be = resolve(backend)
+    be = as_backend(backend)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -133,7 +133,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
     if [shape(x) for x in a.leaves] != [shape(x) for x in t.leaves]:
         raise DiffkitError(f"jvp: tangent shapes {[shape(x) for x in t.leaves]} do not match "
                            f"primal shapes {[shape(x) for x in a.leaves]}")
-    return resolve(backend).jvp(a.call(f, {}), a.z, t.z)
+    return as_backend(backend).jvp(a.call(f, {}), a.z, t.z)
 
 
 def vjp(f: Callable, *primals: Any, backend: BackendSpec = "reverse") -> tuple[Any, Callable]:
@@ -145,7 +145,7 @@ def vjp(f: Callable, *primals: Any, backend: BackendSpec = "reverse") -> tuple[A
     (np.float64(3.0),)
     """
     a = _Args("vjp", primals, tuple(range(len(primals))))
-    y, pull = resolve(backend).vjp(a.call(f, {}), a.z)
+    y, pull = as_backend(backend).vjp(a.call(f, {}), a.z)
     return y, lambda y_bar: a.unpack(pull(y_bar))
 
 
@@ -159,7 +159,7 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         a = _Args("jacobian", args, argnums)
         fun = a.call(f, kwargs)
-        be = resolve(backend) if backend is not None else _cheaper_mode(fun, a.z)
+        be = as_backend(backend) if backend is not None else _cheaper_mode(fun, a.z)
         return a.unpack(be.jacobian(fun, a.z))
 
     return wrapper
@@ -167,7 +167,7 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
 
 def _cheaper_mode(fun: Callable, z: Any) -> Backend:
     n, m = np.size(primal(z)), np.size(primal(fun(z)))
-    return resolve("forward" if n <= m else "reverse")
+    return as_backend("forward" if n <= m else "reverse")
 
 
 def hessian(f: Callable, argnums: int = 0, *, backend: BackendSpec | None = None) -> Callable:
@@ -188,9 +188,9 @@ def hessian(f: Callable, argnums: int = 0, *, backend: BackendSpec | None = None
             raise DiffkitError("hessian: the differentiated argument must be one array")
         fun = a.call(f, kwargs)
         if backend is not None:
-            return resolve(backend).hessian(fun, a.z)
-        rev = resolve("reverse")
-        return resolve("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2], a.z)
+            return as_backend(backend).hessian(fun, a.z)
+        rev = as_backend("reverse")
+        return as_backend("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2], a.z)
 
     return wrapper
 
@@ -202,7 +202,7 @@ def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
     >>> dk.derivative(dnp.sin)([0.0, 3.141592653589793])
     array([ 1., -1.])
     """
-    be = resolve(backend)
+    be = as_backend(backend)
 
     @functools.wraps(f)
     def wrapper(x: Any) -> Any:

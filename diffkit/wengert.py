@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Box, Primitive, Trace, bind, new_level, shape
+from .core import Box, Primitive, Interpreter, bind, new_level, shape
 from .primitives import sum_to
 
 
@@ -38,20 +38,20 @@ class _Var(Box):
     __slots__ = ("value", "index")
 
     def __init__(self, trace: _Recorder, value: Any, index: int) -> None:
-        self._trace, self.value, self.index = trace, value, index
+        self._interp, self.value, self.index = trace, value, index
 
     def _value(self) -> Any:
         return self.value
 
 
-class _Recorder(Trace):
+class _Recorder(Interpreter):
     def __init__(self, level: int) -> None:
         super().__init__(level)
         self.ops: list[tuple[Primitive, list[Any], dict, Any]] = []
 
     def process(self, prim: Primitive, args: Any, params: dict) -> Any:
-        ins = [a if type(a) is _Var and a._trace is self else a for a in args]
-        values = [a.value if type(a) is _Var and a._trace is self else a for a in args]
+        ins = [a if type(a) is _Var and a._interp is self else a for a in args]
+        values = [a.value if type(a) is _Var and a._interp is self else a for a in args]
         out = bind(prim, *values, **params)
         self.ops.append((prim, ins, params, out))
         return _Var(self, out, len(self.ops) - 1)
@@ -84,10 +84,10 @@ class EvaluationTrace:
 
     def records(self) -> list[dict[str, Any]]:
         """Rows as plain data (values as floats or lists)."""
-        def plain(r: dict) -> dict:
+        def as_data(r: dict) -> dict:
             return {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, np.generic)) else v)
                     for k, v in r.items()}
-        return [plain(r) for r in self.rows + self.adjoint_rows]
+        return [as_data(r) for r in self.rows + self.adjoint_rows]
 
     def _repr_html_(self) -> str:
         cols = list(self.rows[0])

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from diffkit.core import new_level
-from diffkit.backends.forward import Dual, ForwardTrace
+from diffkit.backends.forward import Dual, ForwardInterpreter
 
 # ---------------------------------------------------------------- finite differences
 
@@ -88,10 +88,10 @@ def forward_multi(fun: Callable[..., Any], args: Sequence[Any], tangents: Sequen
     generalised to several inputs, so a primitive sees its arguments directly (no ravel /
     concatenate in between). With ``batch=(k,)`` each tangent has a leading axis k.
     """
-    with new_level(lambda level: ForwardTrace(level, batch)) as trace:
+    with new_level(lambda level: ForwardInterpreter(level, batch)) as trace:
         boxed = [a if t is None else Dual(trace, a, t) for a, t in zip(args, tangents)]
         y = fun(*boxed)
-        if isinstance(y, Dual) and y._trace is trace:
+        if isinstance(y, Dual) and y._interp is trace:
             return y.primal, y.tangent
         return y, np.zeros(batch + np.shape(y))
 

@@ -69,7 +69,7 @@ from hypothesis import strategies as st
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.core import Box, Trace, bind, new_level, primal
+from diffkit.core import Box, Interpreter, bind, new_level, primal
 
 EPS = float(np.finfo(float).eps)
 MARGIN = 0.05      # what validate() demands: distance to kinks, poles, domain edges, thresholds
@@ -778,7 +778,7 @@ class _Probe(Box):
     __slots__ = ("value",)
 
     def __init__(self, trace: ProbeTrace, value: Any) -> None:
-        self._trace, self.value = trace, value
+        self._interp, self.value = trace, value
 
     def _value(self) -> Any:
         return self.value
@@ -786,7 +786,7 @@ class _Probe(Box):
     def _cmp(self, other: Any, op: Callable) -> Any:
         a, b = np.asarray(primal(self), float), np.asarray(primal(other), float)
         if a.size and b.size and float(np.min(np.abs(a - b))) < MARGIN:
-            self._trace.fail(f"comparison within {MARGIN} of its threshold "
+            self._interp.fail(f"comparison within {MARGIN} of its threshold "
                              f"({np.min(np.abs(a - b)):.3g})")
         return op(primal(self), primal(other))
 
@@ -811,7 +811,7 @@ class _Probe(Box):
     __hash__ = object.__hash__
 
 
-class ProbeTrace(Trace):
+class ProbeTrace(Interpreter):
     """Runs a program on plain numpy, checking every primitive against its domain margins."""
 
     def __init__(self, level: int) -> None:
@@ -823,8 +823,8 @@ class ProbeTrace(Trace):
         self.problems.append(why)
 
     def process(self, prim: Any, args: Any, params: dict) -> Any:
-        vals = [a.value if type(a) is _Probe and a._trace is self else a for a in args]
-        traced = [type(a) is _Probe and a._trace is self for a in args]
+        vals = [a.value if type(a) is _Probe and a._interp is self else a for a in args]
+        traced = [type(a) is _Probe and a._interp is self for a in args]
         self.used[prim.name] += 1
         with np.errstate(all="ignore"):
             out = prim.impl(*vals, **params)
@@ -911,7 +911,7 @@ class _Noisy(Box):
     __slots__ = ("value",)
 
     def __init__(self, trace: NoiseTrace, value: Any) -> None:
-        self._trace, self.value = trace, value
+        self._interp, self.value = trace, value
 
     def _value(self) -> Any:
         return self.value
@@ -929,7 +929,7 @@ def _abs_scatter(v: Any, idx: Any, shape: Any) -> np.ndarray:
     return _scatter_add(np.abs(v), idx=idx, shape=shape)
 
 
-class NoiseTrace(Trace):
+class NoiseTrace(Interpreter):
     """Monte Carlo arithmetic: every rounding primitive's result gets a relative error of up
     to eps (sums and matrix products: eps times the sum of absolute terms)."""
 
@@ -938,7 +938,7 @@ class NoiseTrace(Trace):
         self.rng = rng
 
     def process(self, prim: Any, args: Any, params: dict) -> Any:
-        vals = [a.value if type(a) is _Noisy and a._trace is self else a for a in args]
+        vals = [a.value if type(a) is _Noisy and a._interp is self else a for a in args]
         if any(isinstance(v, Box) for v in vals):
             return _Noisy(self, bind(prim, *vals, **params))
         with np.errstate(all="ignore"):
@@ -989,12 +989,12 @@ def derivative_fn(kind: str, f: Callable, backend: Any) -> Callable[[Any], Any]:
 def _backend_call(kind: str, f: Callable, name: str | None) -> Callable[[Any], Any]:
     """Like :func:`derivative_fn`, but through the backend objects, so the input may be a
     box of an outer level (the noise trace)."""
-    from diffkit.backends import resolve
+    from diffkit.backends import as_backend
 
     if kind == "hessian" and name is None:
-        fwd, rev = resolve("forward"), resolve("reverse")
+        fwd, rev = as_backend("forward"), as_backend("reverse")
         return lambda z: fwd.jacobian(lambda w: rev.value_and_grad(f, w, False)[2], z)
-    be = resolve(name)
+    be = as_backend(name)
     if kind == "grad":
         return lambda z: be.value_and_grad(f, z, False)[2]
     return lambda z: getattr(be, kind)(f, z)
@@ -1279,8 +1279,8 @@ def judge_nested(program: Program, weights_seed: int = 0, isolate: float | None 
         label = f"{outer}-over-{inner}"
 
         def hv(z: Any, outer: str = outer, inner: str = inner) -> Any:
-            from diffkit.backends import resolve
-            o, i = resolve(outer), resolve(inner)
+            from diffkit.backends import as_backend
+            o, i = as_backend(outer), as_backend(inner)
             return o.value_and_grad(lambda u: dnp.sum(i.value_and_grad(f, u, False)[2] * w), z, False)[2]
 
         try:
@@ -1304,7 +1304,7 @@ def judge_nested(program: Program, weights_seed: int = 0, isolate: float | None 
 # ----------------------------------------------------------------------------- coverage
 
 
-class CountTrace(Trace):
+class CountTrace(Interpreter):
     """Counts every primitive call beneath it (the AD rules' own calls included)."""
 
     def __init__(self, level: int) -> None:
@@ -1313,7 +1313,7 @@ class CountTrace(Trace):
 
     def process(self, prim: Any, args: Any, params: dict) -> Any:
         self.used[prim.name] += 1
-        vals = [a.value if type(a) is _Noisy and a._trace is self else a for a in args]
+        vals = [a.value if type(a) is _Noisy and a._interp is self else a for a in args]
         if any(isinstance(v, Box) for v in vals):
             return _Noisy(self, bind(prim, *vals, **params))  # type: ignore[arg-type]
         with np.errstate(all="ignore"):

@@ -22,7 +22,7 @@ import diffkit as dk
 from diffkit.bench import catalog
 from diffkit.bench.catalog import ENTRIES, Entry, get, names
 from diffkit.bench.reference import reference
-from diffkit.backends.symbolic import trace
+from diffkit.backends.symbolic import to_sympy
 
 GROUPS = {"scalar", "optimization", "AD classics", "machine learning", "control flow",
           "vector-valued", "non-smooth"}
@@ -185,7 +185,7 @@ def test_depth(entry: Entry) -> None:
 @pytest.mark.parametrize("entry", CLOSED, ids=[e.name for e in CLOSED])
 def test_closed_form_traces(entry: Entry) -> None:
     f, x = entry.make()
-    syms, expr = trace(f, x)
+    syms, expr = to_sympy(f, x)
     assert len(syms) == np.size(x)
     if entry.kind == "jacobian":
         assert np.ndim(expr) == 1

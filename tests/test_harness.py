@@ -10,7 +10,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench.harness import FIELDS, append_result, read_results
 from diffkit.bench.cells import run_isolated
-from diffkit.bench.measure import error_against, trace_length
+from diffkit.bench.measure import error_against, tape_length
 
 
 def test_compare_records_every_field_with_real_values():
@@ -92,7 +92,7 @@ def test_error_rule_and_trace_length():
     assert error_against([1.0, 2.0], [1.0, 4.0]) == (0.5, "relative")
     assert error_against([1e-3, 0.0], [0.0, 0.0]) == (1e-3, "absolute")
     assert error_against([np.nan], [1.0])[0] == float("inf")
-    assert trace_length(lambda x: dnp.sin(x) * x + 1.0, 0.3) == 3
+    assert tape_length(lambda x: dnp.sin(x) * x + 1.0, 0.3) == 3
 
 
 def test_resume_keys_on_the_point_and_the_reference_can_be_skipped(tmp_path):

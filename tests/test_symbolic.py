@@ -8,7 +8,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit import primitives
 from diffkit.core import new_level
-from diffkit.backends.symbolic import Sym, SymbolicTrace, dag_size, derive, trace, tree_size
+from diffkit.backends.symbolic import Sym, SymbolicInterpreter, dag_size, derive, to_sympy, tree_size
 
 SYM = "symbolic"
 x_, y_ = sp.symbols("x y", real=True)
@@ -52,7 +52,7 @@ def test_symbolic_jvp_rule_equals_sympy_diff(prim):
     (args,) = ELEMENTWISE[prim.name]
     syms = [x_, y_][: len(args)]
     point = dict(zip(syms, args))
-    with new_level(SymbolicTrace) as t:
+    with new_level(SymbolicInterpreter) as t:
         boxed = [Sym(t, s) for s in syms]
         y = prim(*boxed)
         for i, s in enumerate(syms):
@@ -155,7 +155,7 @@ def test_options_and_traced_shapes():
     simplified = dk.backend(SYM, simplify=True, cse=False)
     f = lambda x: dnp.sin(x) ** 2 + dnp.cos(x) ** 2  # noqa: E731
     assert dk.derivative(f, backend=simplified)(0.7) == 0.0
-    syms, out = trace(lambda v: v * 2.0, np.zeros((2, 2)))
+    syms, out = to_sympy(lambda v: v * 2.0, np.zeros((2, 2)))
     assert len(syms) == 4 and np.shape(out) == (2, 2)
     with pytest.raises(dk.DiffkitError, match="no option 'simplfy'"):
         dk.backend(SYM, simplfy=True)

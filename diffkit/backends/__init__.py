@@ -60,7 +60,7 @@ class Backend:
         raise self._missing("gradients")
 
     @staticmethod
-    def plain_value(fun: Fun, x: Any, has_aux: bool) -> tuple[Any, Any, Fun]:
+    def call_on_arrays(fun: Fun, x: Any, has_aux: bool) -> tuple[Any, Any, Fun]:
         """For backends that call f on plain arrays: ``(f(x), aux, f without its aux)``."""
         from ..checks import check_scalar, split_aux
 
@@ -114,7 +114,7 @@ def backend(name: str, **options: Any) -> Backend:
     return plugin.load()(**options)
 
 
-def resolve(spec: str | Backend) -> Backend:
+def as_backend(spec: str | Backend) -> Backend:
     """Accept a backend name or a configured backend object."""
     if isinstance(spec, Backend):
         return spec

@@ -17,18 +17,18 @@ import numpy as np
 
 from . import Backend
 from ..checks import check_output, check_scalar, like_input, split_aux
-from ..core import Box, Primitive, Trace, bind, ndim, new_level, shape
+from ..core import Box, Primitive, Interpreter, bind, ndim, new_level, shape
 from ..primitives import broadcast_to, reshape, transpose
 from ..pytree import tree_map
 
 
 class Dual(Box):
-    """A value and its tangent(s), owned by one :class:`ForwardTrace`."""
+    """A value and its tangent(s), owned by one :class:`ForwardInterpreter`."""
 
     __slots__ = ("primal", "tangent")
 
-    def __init__(self, trace: ForwardTrace, primal: Any, tangent: Any) -> None:
-        self._trace, self.primal, self.tangent = trace, primal, tangent
+    def __init__(self, trace: ForwardInterpreter, primal: Any, tangent: Any) -> None:
+        self._interp, self.primal, self.tangent = trace, primal, tangent
 
     def _value(self) -> Any:
         return self.primal
@@ -37,7 +37,7 @@ class Dual(Box):
         return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
 
 
-class ForwardTrace(Trace):
+class ForwardInterpreter(Interpreter):
     """Propagates tangents; ``batch`` is the shape of the leading direction axes."""
 
     def __init__(self, level: int, batch: tuple[int, ...] = ()) -> None:
@@ -47,7 +47,7 @@ class ForwardTrace(Trace):
     def process(self, prim: Primitive, args: Any, params: dict) -> Any:
         primals, tangents, boxed = [], [], False
         for a in args:
-            if type(a) is Dual and a._trace is self:
+            if type(a) is Dual and a._interp is self:
                 a, t = a.primal, a.tangent
             else:
                 t = None
@@ -85,14 +85,14 @@ class ForwardTrace(Trace):
 def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, batch: tuple[int, ...] = (),
                  has_aux: bool = False) -> tuple[Any, Any, Any]:
     """Run ``fun`` on a dual number: ``(fun(x), J(x) x_dot, aux)``."""
-    with new_level(lambda level: ForwardTrace(level, batch)) as trace:
+    with new_level(lambda level: ForwardInterpreter(level, batch)) as trace:
         y = fun(Dual(trace, x, x_dot))
         aux = None
         if has_aux:
             y, aux = split_aux(y)
-            aux = tree_map(lambda v: v.primal if isinstance(v, Dual) and v._trace is trace else v,
+            aux = tree_map(lambda v: v.primal if isinstance(v, Dual) and v._interp is trace else v,
                            aux)
-        if isinstance(y, Dual) and y._trace is trace:
+        if isinstance(y, Dual) and y._interp is trace:
             return y.primal, y.tangent, aux
         check_output(y, "jvp")
         return y, trace.zeros(y), aux

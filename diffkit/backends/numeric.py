@@ -45,7 +45,7 @@ class NumericBackend(Backend):
         return self.last.value
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        value, aux, scalar = self.plain_value(fun, x, has_aux)
+        value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
         return value, aux, self._run(fd.gradient, scalar, x, batched=self.options["batched"])
 
     def jacobian(self, fun: Callable, x: Any) -> Any:

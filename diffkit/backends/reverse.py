@@ -28,7 +28,7 @@ import numpy as np
 
 from . import Backend
 from ..checks import as_input, check_output, check_scalar, like_input, split_aux
-from ..core import Box, DiffkitError, Primitive, Trace, bind, new_level, primal, shape
+from ..core import Box, DiffkitError, Primitive, Interpreter, bind, new_level, primal, shape
 from ..primitives import sum_to
 from ..pytree import tree_map
 
@@ -59,13 +59,13 @@ class Node:
         return f"<{self.name()}>" if self.prim else "<leaf>"
 
 
-class ReverseTrace(Trace):
+class ReverseInterpreter(Interpreter):
     """Records nodes for the values it owns; lower-level values are constants."""
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         inputs, parents, boxed = [], [], False
         for i, a in enumerate(args):
-            if type(a) is Tensor and a._trace is self:
+            if type(a) is Tensor and a._interp is self:
                 a, node = a.value, a.node
                 if node is not None:
                     parents.append((i, node))
@@ -200,8 +200,8 @@ class Tensor(Box):
 
     __slots__ = ("value", "node")
 
-    def __init__(self, trace: ReverseTrace, value: Any, node: Node | None) -> None:
-        self._trace, self.value, self.node = trace, value, node
+    def __init__(self, trace: ReverseInterpreter, value: Any, node: Node | None) -> None:
+        self._interp, self.value, self.node = trace, value, node
 
     def _value(self) -> Any:
         return self.value
@@ -258,13 +258,13 @@ class Tensor(Box):
 
     def detach(self) -> Tensor:
         """The same value, cut from the graph (no gradient flows through it)."""
-        return Tensor(self._trace, self.value, None)
+        return Tensor(self._interp, self.value, None)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """A copy on the same tape level: a leaf stays a leaf (with a copy of its .grad)."""
         if not self.is_leaf:
             raise DiffkitError("only leaf tensors can be deep-copied; use .detach() first")
-        out = Tensor(self._trace, copy.deepcopy(self.value, memo), None)
+        out = Tensor(self._interp, copy.deepcopy(self.value, memo), None)
         if self.node is not None:
             out.requires_grad_(True)
             out.node.grad = copy.deepcopy(self.node.grad, memo)
@@ -311,7 +311,7 @@ def _seed(y: Tensor, gradient: Any) -> Any:
     return gradient
 
 
-AMBIENT = ReverseTrace(0)
+AMBIENT = ReverseInterpreter(0)
 _grad_enabled = [True]
 
 
@@ -369,14 +369,14 @@ def _own(g: Any, seeds: list) -> Any:
 def record(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
            ) -> tuple[Any, Node, Tensor | Any, Any]:
     """Run ``fun`` on a fresh tape; returns ``(trace, input leaf, output, aux)``."""
-    with new_level(ReverseTrace) as trace:
+    with new_level(ReverseInterpreter) as trace:
         leaf = Node(None, {}, None, None, ())
         y = fun(Tensor(trace, x, leaf))
         aux = None
         if has_aux:
             y, aux = split_aux(y)
-            aux = tree_map(lambda v: v.value if type(v) is Tensor and v._trace is trace else v, aux)
-        if not (type(y) is Tensor and y._trace is trace):
+            aux = tree_map(lambda v: v.value if type(v) is Tensor and v._interp is trace else v, aux)
+        if not (type(y) is Tensor and y._interp is trace):
             check_output(y, "this transform")
     return trace, leaf, y, aux
 

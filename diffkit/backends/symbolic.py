@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sp
 
 from . import Backend
-from ..core import Box, DiffkitError, Primitive, Trace, new_level, primal, shape
+from ..core import Box, DiffkitError, Primitive, Interpreter, new_level, primal, shape
 
 KINDS = ("derivative", "grad", "jacobian", "hessian")
 
@@ -42,14 +42,14 @@ class Sym(Box):
 
     __slots__ = ("expr",)
 
-    def __init__(self, trace: SymbolicTrace, expr: Any) -> None:
-        self._trace, self.expr = trace, expr
+    def __init__(self, trace: SymbolicInterpreter, expr: Any) -> None:
+        self._interp, self.expr = trace, expr
 
     def _value(self) -> Any:
         return self.expr
 
     def _compare(self, other: Any, op: Callable) -> Any:
-        point = self._trace.point
+        point = self._interp.point
         if point is None:  # relations: fine inside dnp.where, an error in `if`
             return _unwrap(np.vectorize(op, otypes=[object])(_objects(self.expr),
                                                              _objects(primal(other))))
@@ -93,7 +93,7 @@ def _unwrap(v: Any) -> Any:
     return v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v
 
 
-class SymbolicTrace(Trace):
+class SymbolicInterpreter(Interpreter):
     """Builds expressions; with ``point`` set, comparisons are decided at that point."""
 
     def __init__(self, level: int, point: dict | None = None) -> None:
@@ -103,7 +103,7 @@ class SymbolicTrace(Trace):
     def process(self, prim: Primitive, args: Any, params: dict) -> Any:
         vals = []
         for a in args:
-            if isinstance(a, Box) and not (type(a) is Sym and a._trace is self):
+            if isinstance(a, Box) and not (type(a) is Sym and a._interp is self):
                 raise DiffkitError("the symbolic backend cannot run inside another transform; "
                                    "differentiate symbolically at the outermost level")
             vals.append(_objects(a.expr if isinstance(a, Sym) else a))
@@ -122,7 +122,7 @@ class SymbolicTrace(Trace):
         return Sym(self, _unwrap(out))
 
 
-def trace(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol], Any]:
+def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol], Any]:
     """Run ``fun`` on symbols shaped like ``x``: ``(symbols, output expression(s))``.
 
     With ``point=True`` comparisons are decided at the value ``x`` (a local closed form).
@@ -132,7 +132,7 @@ def trace(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol], 
     syms = [sp.Symbol("x", real=True)] if s == () else list(sp.symbols(f"x0:{n}", real=True))
     xs = syms[0] if s == () else np.array(syms, dtype=object).reshape(s)
     at = dict(zip(syms, [sp.Float(repr(float(v)), 50) for v in np.ravel(primal(x))])) if point else None
-    with new_level(lambda level: SymbolicTrace(level, at)) as t:
+    with new_level(lambda level: SymbolicInterpreter(level, at)) as t:
         try:
             y = fun(Sym(t, xs))
         except TypeError as exc:
@@ -215,11 +215,11 @@ def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
 
 def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
            simplify: bool = False) -> Derivation:
-    """Trace ``fun`` at the shape of ``x``, differentiate, compile; timed as ``setup_s``."""
+    """Interpreter ``fun`` at the shape of ``x``, differentiate, compile; timed as ``setup_s``."""
     if kind not in KINDS:
         raise DiffkitError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
     start = time.perf_counter()
-    syms, f = trace(fun, x)
+    syms, f = to_sympy(fun, x)
     if kind in ("derivative", "grad", "hessian") and np.ndim(f) != 0:
         raise DiffkitError(f"{kind} needs a scalar-valued function, got shape {np.shape(f)}; "
                            "use jacobian")

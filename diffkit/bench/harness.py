@@ -29,7 +29,7 @@ import numpy as np
 from ..backends import Backend, backend_from_spec, label
 from .cells import run_isolated
 from .measure import measure
-from .targets import Target, kind_for, resolve
+from .targets import Target, kind_for, find_target
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
@@ -154,7 +154,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     ``reference=False`` skips the high-precision reference (and so the error column),
     for time and memory sweeps on inputs too large for it.
     """
-    target = resolve(f, at=at, n=n, depth=depth, x=args[0] if args else None)
+    target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
     point = np.asarray(target.x).tolist()

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import transforms
 from ..backends import Backend
-from ..core import Box, Trace, bind, new_level, primal
+from ..core import Box, Interpreter, bind, new_level, primal
 
 TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
               "jacobian": transforms.jacobian}
@@ -81,7 +81,7 @@ def peak_bytes(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
-class _Counter(Trace):
+class _Counter(Interpreter):
     """Counts the primitive calls a function makes on its input (its trace length)."""
 
     def __init__(self, level: int) -> None:
@@ -97,17 +97,17 @@ class _Counted(Box):
     __slots__ = ("value",)
 
     def __init__(self, trace: _Counter, value: Any) -> None:
-        self._trace, self.value = trace, value
+        self._interp, self.value = trace, value
 
     def _value(self) -> Any:
         return self.value
 
 
-def primal_of(a: Any, trace: Trace) -> Any:
-    return a.value if type(a) is _Counted and a._trace is trace else a
+def primal_of(a: Any, trace: Interpreter) -> Any:
+    return a.value if type(a) is _Counted and a._interp is trace else a
 
 
-def trace_length(f: Callable, x: Any) -> int:
+def tape_length(f: Callable, x: Any) -> int:
     """Primitive calls that depend on the input: the tape/trace length of ``f`` at ``x``."""
     with new_level(_Counter) as counter:
         f(_Counted(counter, x))
@@ -149,7 +149,7 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec["peak_bytes"] = peak_bytes(lambda: diff(x))
     rec["setup_s"] = float(getattr(backend, "last_setup_s", 0.0) or 0.0)  # e.g. jit compile
     if backend.name in ("forward", "reverse"):
-        rec["tape_ops"] = trace_length(f, x)
+        rec["tape_ops"] = tape_length(f, x)
         if backend.name == "reverse":
             rec["tape_bytes"] = tape_bytes(f, x)
     last = getattr(backend, "last", None)

@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import DiffkitError, shape
-from ..backends.symbolic import KINDS, trace
+from ..backends.symbolic import KINDS, to_sympy
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,11 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
                          np.reshape([r.derivative for r in refs], x.shape), method, dps)
     method = "closed form"
     try:
-        syms, f = trace(fun, x)
+        syms, f = to_sympy(fun, x)
     except DiffkitError as exc:
         if "closed form" not in str(exc):
             raise
-        syms, f = trace(fun, x, point=True)
+        syms, f = to_sympy(fun, x, point=True)
         method = "local closed form"
     f_flat = [sp.sympify(e) for e in np.ravel(np.asarray(f, dtype=object))]
     if kind == "hessian":

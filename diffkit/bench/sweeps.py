@@ -16,9 +16,9 @@ import numpy as np
 
 from ..backends import finite_diff as fd
 from .cells import run_isolated
-from .measure import error_against, trace_length
+from .measure import error_against, tape_length
 from .reference import reference
-from .targets import Target, resolve
+from .targets import Target, find_target
 
 METHODS = ("forward", "central", "richardson", "complex")
 STEPS = tuple(10.0 ** -k for k in range(1, 17))
@@ -66,7 +66,7 @@ def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
 
     rows = []
     for k in depths:
-        t = resolve(name, depth=k)
+        t = find_target(name, depth=k)
         kind = "derivative" if t.kind == "derivative" else "grad"
 
         def symbolic() -> dict[str, Any]:
@@ -75,7 +75,7 @@ def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
 
         sym = run_isolated(symbolic, timeout, memory_mb)
         rows.append({"depth": k, "backend": "symbolic", **sym})
-        ops = trace_length(t.f, t.x)
+        ops = tape_length(t.f, t.x)
         rows += [{"depth": k, "backend": b, "status": "ok", "tape_ops": ops}
                  for b in ("reverse", "forward")]
     return rows

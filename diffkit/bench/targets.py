@@ -1,12 +1,12 @@
 """What to differentiate: a catalog name, a formula, or ``file.py:func`` / ``module:func``.
 
-:func:`resolve` turns any of them into a :class:`Target`: the function of one array,
+:func:`find_target` turns any of them into a :class:`Target`: the function of one array,
 the point, and which derivative to take (``derivative`` for R→R, ``grad`` for Rⁿ→R,
 ``jacobian`` for Rⁿ→Rᵐ). Formulas are parsed by :mod:`diffkit.bench.formula`, never
 evaluated as Python; a file or module named by the user is imported, as running one's
 own code is the point.
 
->>> t = resolve("log(x1) + x1*x2 - sin(x2)", at={"x1": 2.0, "x2": 0.5})
+>>> t = find_target("log(x1) + x1*x2 - sin(x2)", at={"x1": 2.0, "x2": 0.5})
 >>> t.kind, t.x.tolist()
 ('grad', [2.0, 0.5])
 """
@@ -102,7 +102,7 @@ def _load(spec: str) -> Callable:
     return fn
 
 
-def resolve(spec: str | Callable, at: dict[str, Any] | None = None, n: int | None = None,
+def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int | None = None,
             depth: int | None = None, x: Any = None) -> Target:
     """The :class:`Target` named by ``spec`` (see the module docstring)."""
     if callable(spec):

@@ -21,7 +21,7 @@ from ..core import Box, Primitive, primal, reads, shape
 
 
 def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
-          sympy: Callable[..., Any], api: str | Callable | None = None) -> Primitive:
+          sympy: Callable[..., Any], array_api: str | Callable | None = None) -> Primitive:
     """A unary elementwise primitive from its derivative ``d(y, x)``."""
     def vjp(y_bar: Any, y: Any, x: Any) -> Any:
         return y_bar * d(y, x)
@@ -32,7 +32,7 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
         vjp=(vjp,),
         sympy=sympy, broadcasts=True, ufunc=impl if isinstance(impl, np.ufunc) else None,
-        api=api,
+        array_api=array_api,
     )
 
 
@@ -69,7 +69,7 @@ neg = Primitive(
     "neg", operator.neg,
     jvp=(lambda x_dot, y, x: -x_dot,),
     vjp=(lambda y_bar, y, x: -y_bar,),
-    sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative, api="negative",
+    sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative, array_api="negative",
 )
 add = Primitive(
     "add", operator.add,
@@ -81,19 +81,19 @@ sub = Primitive(
     "sub", operator.sub,
     jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar),
-    sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract, api="subtract",
+    sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract, array_api="subtract",
 )
 mul = Primitive(
     "mul", operator.mul,
     jvp=(lambda x_dot, z, x, y: x_dot * y, lambda y_dot, z, x, y: x * y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar * y, lambda z_bar, z, x, y: x * z_bar),
-    sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply, api="multiply",
+    sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply, array_api="multiply",
 )
 div = Primitive(
     "div", np.true_divide,
     jvp=(lambda x_dot, z, x, y: x_dot / y, lambda y_dot, z, x, y: -y_dot * z / y),
     vjp=(lambda z_bar, z, x, y: z_bar / y, lambda z_bar, z, x, y: -z_bar * z / y),
-    sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide, api="divide",
+    sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide, array_api="divide",
 )
 
 
@@ -116,7 +116,7 @@ power = Primitive(
          lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x)),
     vjp=(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y),
          lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x)),
-    sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, api="pow",
+    sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, array_api="pow",
 )
 
 
@@ -151,5 +151,5 @@ where = Primitive(
     vjp=(lambda z_bar, z, x, y, *, cond: where(z_bar, 0.0, cond=cond),
          lambda z_bar, z, x, y, *, cond: where(0.0, z_bar, cond=cond)),
     sympy=lambda sp, x, y, *, cond: sp.Piecewise((x, cond), (y, True)), broadcasts=True,
-    api=lambda xp, x, y, *, cond: xp.where(xp.asarray(cond), x, y),
+    array_api=lambda xp, x, y, *, cond: xp.where(xp.asarray(cond), x, y),
 )

@@ -116,7 +116,7 @@ logsumexp = Primitive(
          sum(x_dot * _softmax(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims:
          _expand(y_bar, x, axis, keepdims) * _softmax(y, x, axis, keepdims),),
-    api=lambda xp, x, *, axis, keepdims: _logsumexp(x, axis=axis, keepdims=keepdims, xp=xp),
+    array_api=lambda xp, x, *, axis, keepdims: _logsumexp(x, axis=axis, keepdims=keepdims, xp=xp),
     sympy=lambda sp, x, *, axis, keepdims:
         lanes(x, axis, keepdims, lambda v: sp.log(sp.Add(*[sp.exp(e) for e in v]))),
 )

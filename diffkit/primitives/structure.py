@@ -29,7 +29,7 @@ reshape = Primitive(
     "reshape", lambda x, *, shape: np.reshape(x, shape),
     jvp=(lambda x_dot, y, x, *, shape: reshape(x_dot, shape=_lead(x_dot, x) + shape),),
     vjp=(lambda y_bar, y, x, *, shape: reshape(y_bar, shape=shape_of(x)),),
-    api=lambda xp, x, *, shape: xp.reshape(x, shape),
+    array_api=lambda xp, x, *, shape: xp.reshape(x, shape),
 )
 
 
@@ -42,7 +42,7 @@ transpose = Primitive(
     "transpose", lambda x, *, axes: np.transpose(x, axes),
     jvp=(_transpose_jvp,),
     vjp=(lambda y_bar, y, x, *, axes: transpose(y_bar, axes=tuple(np.argsort(axes))),),
-    api=lambda xp, x, *, axes: xp.permute_dims(x, axes),
+    array_api=lambda xp, x, *, axes: xp.permute_dims(x, axes),
 )
 
 
@@ -67,7 +67,7 @@ broadcast_to = Primitive(
     "broadcast_to", lambda x, *, shape: np.broadcast_to(x, shape),
     jvp=(_broadcast_jvp,),
     vjp=(lambda y_bar, y, x, *, shape: sum_to(y_bar, shape_of(x)),),
-    api=lambda xp, x, *, shape: xp.broadcast_to(x, shape),
+    array_api=lambda xp, x, *, shape: xp.broadcast_to(x, shape),
 )
 
 
@@ -110,7 +110,7 @@ getitem = Primitive(
     jvp=(_getitem_jvp,),
     vjp=(lambda y_bar, y, x, *, idx: scatter_add(y_bar, idx=idx, shape=shape_of(x)),),
     vjp_add=_getitem_add,  # x[a:b] used several times: add into one buffer, not n zero-arrays
-    api=lambda xp, x, *, idx: x[idx],
+    array_api=lambda xp, x, *, idx: x[idx],
 )
 
 
@@ -150,5 +150,5 @@ concatenate = Primitive(
     "concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
     jvp_joint=lambda x_dots, y, *xs, axis: concatenate(*x_dots, axis=axis),
     vjp=Each(_concat_vjp),
-    api=lambda xp, *xs, axis: xp.concat(list(xs), axis=axis),
+    array_api=lambda xp, *xs, axis: xp.concat(list(xs), axis=axis),
 )

@@ -124,8 +124,8 @@ def step_error_figure(rows: Sequence[Record], references: Sequence[Record] = ())
     the round-off error ∝ ε/h; stars mark the automatically chosen steps.
 
     >>> from diffkit.bench.sweeps import step_errors
-    >>> from diffkit.bench.targets import resolve
-    >>> fig = step_error_figure(step_errors(resolve("exp")))
+    >>> from diffkit.bench.targets import find_target
+    >>> fig = step_error_figure(step_errors(find_target("exp")))
     """
     functions = _order(r["function"] for r in rows) or ["(no data)"]
     fig, axes = _figure(5.2 * len(functions) + 1.6, 4.2, len(functions))

@@ -57,7 +57,7 @@ from ..bench.harness import (
 )
 from ..bench.cells import run_isolated
 from ..bench.measure import measure
-from ..bench.targets import Target, kind_for, resolve
+from ..bench.targets import Target, kind_for, find_target
 
 Record = dict[str, Any]
 Progress = Callable[[str], None]
@@ -202,7 +202,7 @@ def _section(fig: str, s: dict[str, Any], where: str, check: bool) -> dict[str, 
         raise DiffkitError(f"{where}: unknown method {bad[0]!r}; methods: {', '.join(METHODS)}")
     if check:
         for fn in s.get("functions", []) if fig in ("steps", "cost", "accuracy") else []:
-            resolve(fn)  # an unknown name or a bad formula is a clear error now
+            find_target(fn)  # an unknown name or a bad formula is a clear error now
         needs = {"swell": "depth", "memory": "depth", "scaling": "scalable"}.get(fig)
         for fn in s.get("functions", [s.get("function")]) if needs else []:
             entry = catalog.get(fn)
@@ -294,7 +294,7 @@ class Runner:
 
         todo = [m for m in methods if (fn, m) not in self.steps]
         if todo:
-            t = resolve(fn)
+            t = find_target(fn)
 
             def job() -> dict[str, Any]:
                 kind = t.kind or kind_for(t.x, t.f(t.x))
@@ -355,7 +355,7 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
         for n in s["sizes"]:
             for b in s["backends"]:
                 yield f"scaling · {fn} n={n} · {b}", lambda n=n, b=b: [run.grown(
-                    fn, b, lambda: resolve(fn, n=n), n=n, smaller=[
+                    fn, b, lambda: find_target(fn, n=n), n=n, smaller=[
                         (m, None) for m in s["sizes"] if m < n])]
     elif fig == "cost":
         for fn in s["functions"]:
@@ -363,7 +363,7 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
             if n and fn in catalog.names() and catalog.get(fn).scalable:
                 for b in s["backends"]:
                     yield f"cost · {fn} n={n} · {b}", lambda fn=fn, b=b, n=n: [
-                        run.cell(fn, b, lambda: resolve(fn, n=n), n=n)]
+                        run.cell(fn, b, lambda: find_target(fn, n=n), n=n)]
             else:
                 yield f"cost · {fn}", lambda fn=fn: run.compared(fn, s["backends"])
     elif fig == "jacobian":
@@ -378,7 +378,7 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
         for k in s["depths"]:
             for b in s["backends"]:
                 yield f"memory · {fn} depth {k} · {b}", lambda k=k, b=b: [run.grown(
-                    fn, b, lambda: resolve(fn, depth=k, x=x), n=size, depth=k, smaller=[
+                    fn, b, lambda: find_target(fn, depth=k, x=x), n=size, depth=k, smaller=[
                         (size, d) for d in s["depths"] if d < k])]
     elif fig == "accuracy":
         for fn in s["functions"]:

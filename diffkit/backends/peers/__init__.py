@@ -109,7 +109,7 @@ def on(xp: Any, fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return run
 
 
-def plain(v: Any, to_numpy: Callable[[Any], Any] = np.asarray) -> Any:
+def to_numpy(v: Any, to_numpy: Callable[[Any], Any] = np.asarray) -> Any:
     """A result as diffkit returns it: a writable float64 array, or np.float64 for 0-d."""
     arr = np.array(to_numpy(v), dtype=np.float64)
     return arr[()] if arr.ndim == 0 else arr
@@ -120,7 +120,7 @@ def ravelled(fun: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any
     return lambda v: np.asarray(fun(np.reshape(v, shape)))
 
 
-def tree_plain(aux: Any, unbox: Callable[[Any], Any]) -> Any:
+def tree_to_numpy(aux: Any, unbox: Callable[[Any], Any]) -> Any:
     """``aux`` with every peer array inside it unboxed (dicts, lists and tuples kept)."""
     from ...pytree import tree_map
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...checks import check_scalar, split_aux
-from . import PEERS, PeerBackend, on, plain, tree_plain
+from . import PEERS, PeerBackend, on, to_numpy, tree_to_numpy
 
 RENAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "pow": "power",
            "concat": "concatenate", "permute_dims": "transpose"}
@@ -66,32 +66,32 @@ class AutogradBackend(PeerBackend):
             return out
 
         value, grad = value_and_grad(scalar)(self.check(x))
-        aux = tree_plain(kept["aux"], getval) if has_aux else None
-        return plain(value), aux, plain(grad)
+        aux = tree_to_numpy(kept["aux"], getval) if has_aux else None
+        return to_numpy(value), aux, to_numpy(grad)
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         from autograd import make_jvp
 
         y, y_dot = make_jvp(self._run(fun))(self.check(x))(x_dot)
-        return plain(y), plain(y_dot)
+        return to_numpy(y), to_numpy(y_dot)
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         from autograd import make_vjp
 
         pull, y = make_vjp(self._run(fun))(self.check(x))
-        return plain(y), lambda y_bar: plain(pull(y_bar))
+        return to_numpy(y), lambda y_bar: to_numpy(pull(y_bar))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         from autograd import jacobian
 
-        return plain(jacobian(self._run(fun))(self.check(x)))
+        return to_numpy(jacobian(self._run(fun))(self.check(x)))
 
     def hessian(self, fun: Callable, x: Any) -> Any:
         from autograd import hessian
 
-        return plain(hessian(self._run(fun))(self.check(x)))
+        return to_numpy(hessian(self._run(fun))(self.check(x)))
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         from autograd import elementwise_grad
 
-        return plain(elementwise_grad(self._run(fun))(self.check(x)))
+        return to_numpy(elementwise_grad(self._run(fun))(self.check(x)))

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...checks import check_scalar
 from ...core import DiffkitError, shape
-from . import PEERS, PeerBackend, on, plain, tree_plain
+from . import PEERS, PeerBackend, on, to_numpy, tree_to_numpy
 
 
 class JaxBackend(PeerBackend):
@@ -86,32 +86,32 @@ class JaxBackend(PeerBackend):
         out, grad = vg(x)
         value, aux = out if has_aux else (out, None)
         check_scalar(np.asarray(value), "grad")
-        aux = tree_plain(aux, lambda v: plain(v) if isinstance(v, jax.Array) else v)
-        return plain(value), aux, plain(grad)
+        aux = tree_to_numpy(aux, lambda v: to_numpy(v) if isinstance(v, jax.Array) else v)
+        return to_numpy(value), aux, to_numpy(grad)
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         jax = self.lib()
         push = self._build(fun, "jvp", lambda g: lambda z, t: jax.jvp(g, (z,), (t,)),
                            self.check(x), x_dot)
         y, y_dot = push(x, x_dot)
-        return plain(y), plain(y_dot)
+        return to_numpy(y), to_numpy(y_dot)
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         jax = self.lib()
-        y = plain(self._build(fun, "f", lambda g: g, self.check(x))(x))
+        y = to_numpy(self._build(fun, "f", lambda g: g, self.check(x))(x))
         pull = self._build(fun, "vjp", lambda g: lambda z, u: jax.vjp(g, z)[1](u)[0],
                            x, np.zeros(shape(y)))
-        return y, lambda y_bar: plain(pull(x, np.asarray(y_bar, dtype=float)))
+        return y, lambda y_bar: to_numpy(pull(x, np.asarray(y_bar, dtype=float)))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         jax = self.lib()
         n = np.size(x)
         m = np.size(self._explained(jax.eval_shape)(on(jax.numpy, fun), self.check(x)))
         mode = jax.jacfwd if n <= m else jax.jacrev  # a pass per input, or per output
-        return plain(self._build(fun, "jacobian", mode, x)(x))
+        return to_numpy(self._build(fun, "jacobian", mode, x)(x))
 
     def hessian(self, fun: Callable, x: Any) -> Any:
-        return plain(self._build(fun, "hessian", self.lib().hessian, self.check(x))(x))
+        return to_numpy(self._build(fun, "hessian", self.lib().hessian, self.check(x))(x))
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self.jvp(fun, x, np.ones_like(x))[1]

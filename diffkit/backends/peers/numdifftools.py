@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...core import DiffkitError, shape
-from . import PEERS, PeerBackend, plain, ravelled
+from . import PEERS, PeerBackend, to_numpy, ravelled
 
 METHODS = ("central", "forward", "backward", "complex", "multicomplex")
 
@@ -49,10 +49,10 @@ class NumdifftoolsBackend(PeerBackend):
         nd = self.lib()
         x = np.asarray(self.check(x), dtype=float)
         d = getattr(nd, tool)(ravelled(fun, x.shape), **self._options(hessian))(x.ravel())
-        return plain(np.reshape(d, out_shape))
+        return to_numpy(np.reshape(d, out_shape))
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        value, aux, scalar = self.plain_value(fun, x, has_aux)
+        value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
         return value, aux, self._flat("Gradient", scalar, x, shape(x))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
@@ -64,12 +64,12 @@ class NumdifftoolsBackend(PeerBackend):
     def derivative(self, fun: Callable, x: Any) -> Any:
         nd = self.lib()
         x = np.asarray(self.check(x), dtype=float)
-        return plain(nd.Derivative(fun, **self._options())(x))
+        return to_numpy(nd.Derivative(fun, **self._options())(x))
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         jac = self.jacobian(fun, x)
-        return fun(x), plain(np.tensordot(jac, x_dot, axes=np.ndim(x_dot)))
+        return fun(x), to_numpy(np.tensordot(jac, x_dot, axes=np.ndim(x_dot)))
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         jac = self.jacobian(fun, x)
-        return fun(x), lambda u: plain(np.tensordot(u, jac, axes=np.ndim(u)))
+        return fun(x), lambda u: to_numpy(np.tensordot(u, jac, axes=np.ndim(u)))

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...core import shape
-from . import PEERS, PeerBackend, plain
+from . import PEERS, PeerBackend, to_numpy
 
 
 def pointwise(fun: Callable[[Any], Any], size: int, counter: list[int]) -> Callable[[Any], Any]:
@@ -57,10 +57,10 @@ class ScipyBackend(PeerBackend):
         opts = {k: self.options[k] for k in ("order", "maxiter", "initial_step", "step_factor")}
         res = getattr(self._sd(), tool)(f, x.ravel(), **opts)
         self.last_fevals = counter[0]
-        return plain(np.reshape(res.ddf if tool == "hessian" else res.df, out_shape))
+        return to_numpy(np.reshape(res.ddf if tool == "hessian" else res.df, out_shape))
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        value, aux, scalar = self.plain_value(fun, x, has_aux)
+        value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
         return value, aux, self._flat("jacobian", scalar, x, shape(x))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
@@ -79,11 +79,11 @@ class ScipyBackend(PeerBackend):
         except (ValueError, TypeError):  # branches on a value (if x < 0:): one point a time
             res = self._sd().derivative(np.vectorize(fun, otypes=[float]), x, **opts)
         self.last_fevals = int(np.max(res.nfev))
-        return plain(res.df)
+        return to_numpy(res.df)
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        return fun(x), plain(np.tensordot(self.jacobian(fun, x), x_dot, axes=np.ndim(x_dot)))
+        return fun(x), to_numpy(np.tensordot(self.jacobian(fun, x), x_dot, axes=np.ndim(x_dot)))
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         jac = self.jacobian(fun, x)
-        return fun(x), lambda u: plain(np.tensordot(u, jac, axes=np.ndim(u)))
+        return fun(x), lambda u: to_numpy(np.tensordot(u, jac, axes=np.ndim(u)))

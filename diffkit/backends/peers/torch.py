@@ -22,7 +22,7 @@ import numpy as np
 
 from ...checks import check_scalar, split_aux
 from ...core import DiffkitError
-from . import PEERS, PeerBackend, missing, on, plain, tree_plain
+from . import PEERS, PeerBackend, missing, on, to_numpy, tree_to_numpy
 
 MODES = ("func", "backward")
 
@@ -68,8 +68,8 @@ class TorchBackend(PeerBackend):
             check_scalar(numpy_of(value), "grad")
             value.backward()
             grad = t.grad
-        aux = tree_plain(aux, lambda v: plain(v, numpy_of) if isinstance(v, torch.Tensor) else v)
-        return plain(value, numpy_of), aux, plain(grad, numpy_of)
+        aux = tree_to_numpy(aux, lambda v: to_numpy(v, numpy_of) if isinstance(v, torch.Tensor) else v)
+        return to_numpy(value, numpy_of), aux, to_numpy(grad, numpy_of)
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         torch, g, t = self._prepare(fun, x)
@@ -78,7 +78,7 @@ class TorchBackend(PeerBackend):
             y, y_dot = torch.func.jvp(g, (t,), (t_dot,))
         else:
             y, y_dot = torch.autograd.functional.jvp(g, t, t_dot)
-        return plain(y, numpy_of), plain(y_dot, numpy_of)
+        return to_numpy(y, numpy_of), to_numpy(y_dot, numpy_of)
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         torch, g, t = self._prepare(fun, x)
@@ -95,22 +95,22 @@ class TorchBackend(PeerBackend):
                 u = torch.as_tensor(np.asarray(u, dtype=np.float64))
                 return torch.autograd.grad(y, t, u, retain_graph=True, allow_unused=True)[0] \
                     if y.requires_grad else torch.zeros_like(t)
-        return plain(y, numpy_of), lambda u: plain(pull(u), numpy_of)
+        return to_numpy(y, numpy_of), lambda u: to_numpy(pull(u), numpy_of)
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         torch, g, t = self._prepare(fun, x)
         if self.options["mode"] == "backward":
-            return plain(torch.autograd.functional.jacobian(g, t), numpy_of)
+            return to_numpy(torch.autograd.functional.jacobian(g, t), numpy_of)
         with torch.no_grad():
             m = int(np.size(numpy_of(g(t))))
         jac = torch.func.jacfwd if t.numel() <= m else torch.func.jacrev
-        return plain(jac(g)(t), numpy_of)
+        return to_numpy(jac(g)(t), numpy_of)
 
     def hessian(self, fun: Callable, x: Any) -> Any:
         torch, g, t = self._prepare(fun, x)
         if self.options["mode"] == "backward":
-            return plain(torch.autograd.functional.hessian(g, t), numpy_of)
-        return plain(torch.func.hessian(g)(t), numpy_of)
+            return to_numpy(torch.autograd.functional.hessian(g, t), numpy_of)
+        return to_numpy(torch.func.hessian(g)(t), numpy_of)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self.jvp(fun, x, np.ones_like(x))[1]
