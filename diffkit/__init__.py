@@ -8,26 +8,30 @@ array([0.        , 1.38177329])
 array([0.        , 1.38177329])
 """
 
+import importlib
+
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, backend, backends
-from .core import DiffkitError, _install_operators
-from .backends.reverse import Tensor, gradients, no_grad, tensor
-from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
+from .backends.tensor import Tensor, gradients, no_grad, tensor
+from .core import DiffkitError
 from .graph import graph
+from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .wengert import trace
 
-_install_operators()
-
-_LAZY = {"derive": "diffkit.backends.symbolic", "compare": "diffkit.bench.harness"}  # sympy is imported only when first used
+# imported when first used, as torch.nn is: sympy, the harness and training stay unloaded
+_LAZY_NAMES = {"derive": "diffkit.backends.symbolic", "compare": "diffkit.bench.harness"}
+_LAZY_MODULES = {"nn", "optim", "data"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"diffkit.{name}")
     raise AttributeError(f"module 'diffkit' has no attribute {name!r}")
 
+
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "compare", "derive", "derivative", "grad", "graph",
-           "gradients", "hessian", "jacobian", "jvp", "no_grad", "tensor", "trace", "value_and_grad", "vjp"]
+__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "compare", "data", "derive",
+           "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
+           "no_grad", "optim", "tensor", "trace", "value_and_grad", "vjp"]

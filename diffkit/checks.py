@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Box, DiffkitError, primal
+from .core import Box, DiffkitError, primal, shape
 
 
 def as_input(x: Any, where: str) -> Any:
@@ -45,7 +45,7 @@ def _complex_error(where: str) -> DiffkitError:
 
 def check_scalar(y: Any, transform: str) -> None:
     """``grad`` and friends need a scalar output."""
-    s = np.shape(primal(y))
+    s = shape(y)
     if s != ():
         raise DiffkitError(
             f"{transform} requires the function to return a scalar, but it returned shape {s}; "

@@ -4,8 +4,8 @@ A *primitive* is one differentiable operation (``sin``, ``mul``, ``sum`` ...), d
 once with its numpy implementation and its derivative rules (see ``diffkit.primitives``).
 Differentiation runs the user's ordinary Python function on *boxed* values: a dual
 number in forward mode, a tape entry in reverse mode. Every primitive call goes through
-:func:`bind`, which hands it to the *trace* that owns the highest-level box among the
-arguments; with no box at all it simply runs numpy.
+:func:`bind`, which hands it to the *interpreter* that owns the highest-level box among
+the arguments; with no box at all it simply runs numpy.
 
 Each transform (``grad``, ``jvp`` ...) opens a new level on a stack. Boxes of a lower
 level are constants to a higher one, which keeps the perturbations of nested
@@ -16,7 +16,6 @@ finished is an error, not a silent wrong answer.
 from __future__ import annotations
 
 import contextlib
-import dis
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -41,11 +40,18 @@ class Primitive:
     argument ``i`` (``y`` is the output); ``vjp[i](y_bar, y, *args, **params)`` is the
     adjoint flowing back to argument ``i``. ``jvp_joint`` replaces the per-argument jvp
     for linear n-ary primitives (it receives all tangents, zeros filled in).
+    ``saves[i]`` names what ``vjp[i]`` reads, in that rule's own parameter names
+    (``"y"``, ``"x z"``, ``""`` for nothing but shapes): what a reverse-mode tape keeps.
+    Undeclared (``None``) means everything.
+    ``batch(args, batched, size, **params)`` applies the primitive to arguments of which
+    those marked in ``batched`` carry an extra leading axis of length ``size`` (the
+    batching rule, see :mod:`diffkit.batching`); the default suits primitives that act on
+    trailing axes only.
     ``broadcasts`` marks primitives whose output broadcasts its inputs (elementwise
     arithmetic, matmul's batch axes): the interpreters align shapes for those.
     ``sympy(sp, *args, **params)`` translates to a sympy expression (symbolic backend).
     ``array_api`` names the array-API function (default: ``name``), or is
-    ``array_api(xp, *args, **params)``: how to compute with another array library (JAX, torch).
+    ``array_api(xp, *args, **params)``: how to compute with another array library.
     ``vjp_add(buf, y_bar, **params)`` may add a one-argument primitive's adjoint straight
     into a gradient buffer (indexing: ``buf[idx] += y_bar``) instead of building it whole.
 
@@ -59,12 +65,14 @@ class Primitive:
     jvp: Sequence[Callable[..., Any]] = ()
     vjp: Sequence[Callable[..., Any]] = ()
     jvp_joint: Callable[..., Any] | None = None
+    saves: Sequence[str] | None = None
+    batch: Callable[..., Any] | None = None
     sympy: Callable[..., Any] | None = None
     broadcasts: bool = False
     ufunc: np.ufunc | None = None
     array_api: str | Callable[..., Any] | None = None
     vjp_add: Callable[..., None] | None = None
-    _saves: dict = field(default_factory=dict, init=False)
+    _kept: dict = field(default_factory=dict, init=False)
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         return bind(self, *args, **params)
@@ -76,38 +84,29 @@ class Primitive:
             return self.array_api(xp, *args, **params)
         return getattr(xp, self.array_api or self.name)(*args, **params)
 
-    def saves(self, argnums: tuple[int, ...], nargs: int) -> tuple[bool, ...]:
-        """Which of ``(y, *args)`` the VJP rules of ``argnums`` read: what a tape keeps."""
+    def kept(self, argnums: tuple[int, ...], nargs: int) -> tuple[bool, ...]:
+        """Which of ``(y, *args)`` the VJP rules of ``argnums`` read (from ``saves``)."""
         key = (argnums, nargs)
-        if key not in self._saves:
+        if key not in self._kept:
+            if self.saves is None:
+                self._kept[key] = (True,) * (nargs + 1)
+                return self._kept[key]
             keep = [False] * (nargs + 1)
             for i in argnums:
+                names = self.saves[min(i, len(self.saves) - 1)].split()
                 rule = self.vjp[i]
-                fn = rule.func if isinstance(rule, partial) else rule
-                code = fn.__code__
-                names = code.co_varnames[code.co_argcount - nargs - 1:code.co_argcount]
-                used = reads(rule)
-                if code.co_flags & inspect.CO_VARARGS:  # n-ary rule: keep everything
-                    keep = [True] * (nargs + 1)
-                for k, name in enumerate(names):
-                    keep[k] = keep[k] or name in used
-            self._saves[key] = tuple(keep)
-        return self._saves[key]
+                params = list(inspect.signature(rule).parameters.values())[1:]  # after y_bar
+                for k, p in enumerate(params[:nargs + 1]):
+                    if p.kind is p.VAR_POSITIONAL:  # n-ary rule: *xs
+                        if p.name in names:
+                            keep[k:] = [True] * (nargs + 1 - k)
+                        break
+                    keep[k] = keep[k] or p.name in names
+            self._kept[key] = tuple(keep)
+        return self._kept[key]
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
-
-
-def reads(fn: Callable[..., Any]) -> frozenset[str]:
-    """The parameter names a rule's body reads (a rule may say so in ``fn.reads``)."""
-    if hasattr(fn, "reads"):
-        return fn.reads
-    fn = fn.func if isinstance(fn, partial) else fn
-    names: set[str] = set()
-    for ins in dis.get_instructions(fn):
-        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "LOAD_CLOSURE"):
-            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
-    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -193,7 +192,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
 def primal(x: Any) -> Any:
     """The plain numpy value under any number of boxes."""
     while isinstance(x, Box):
-        x = x._value()
+        x = x.value
     return x
 
 
@@ -206,23 +205,25 @@ def ndim(x: Any) -> int:
 
 
 class Box:
-    """A value being differentiated; behaves like a numpy array of its primal.
+    """A value being differentiated, owned by one interpreter; behaves like a numpy array.
 
-    Operators and methods call the primitives, so ``x * y`` on a box records or
-    propagates exactly like ``dnp.multiply(x, y)``. Comparisons look at the primal
-    value, so ``if x > 0:`` branches as in plain Python.
+    ``value`` is what the owning interpreter wraps (a lower level's box, or an array).
+    :mod:`diffkit.numpy` gives boxes their arithmetic operators, array methods and the
+    numpy protocols, so ``x * y`` on a box records or propagates exactly like
+    ``dnp.multiply(x, y)``. Comparisons look at the primal value, so ``if x > 0:``
+    branches as in plain Python.
     """
 
-    __slots__ = ("_interp",)
+    __slots__ = ("_interp", "value")
     __array_priority__ = 100.0
 
-    def _value(self) -> Any:
-        raise NotImplementedError
+    def __init__(self, interp: Interpreter, value: Any) -> None:
+        self._interp, self.value = interp, value
 
     # shape and dtype of the primal
     @property
     def shape(self) -> tuple[int, ...]:
-        return shape(self._value())
+        return shape(self.value)
 
     @property
     def ndim(self) -> int:
@@ -279,46 +280,13 @@ class Box:
         """The plain Python number (the derivative is not tracked through it)."""
         return primal(self).item()
 
+    def detach(self) -> Any:
+        """The same value with no derivative at this level (a constant to this transform)."""
+        return self.value
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise TypeError(
             "this numpy call would convert a value being differentiated to a plain "
             "array and drop its derivative: use the diffkit.numpy function instead "
             "(import diffkit.numpy as dnp), e.g. dnp.stack instead of np.array"
         )
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        from . import numpy as dnp
-
-        return dnp._dispatch_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        from . import numpy as dnp
-
-        return dnp._dispatch_function(func, args, kwargs)
-
-
-def _install_operators() -> None:
-    """Give :class:`Box` the arithmetic operators and array methods, via the primitives."""
-    from . import numpy as dnp
-    from . import primitives as p
-
-    def binary(prim: Primitive) -> tuple[Callable, Callable]:
-        return (lambda self, o: bind(prim, self, o)), (lambda self, o: bind(prim, o, self))
-
-    for name, prim in [("add", p.add), ("sub", p.sub), ("mul", p.mul), ("truediv", p.div),
-                       ("pow", p.power)]:
-        fwd, rev = binary(prim)
-        setattr(Box, f"__{name}__", fwd)
-        setattr(Box, f"__r{name}__", rev)
-    Box.__matmul__ = lambda self, o: dnp.matmul(self, o)
-    Box.__rmatmul__ = lambda self, o: dnp.matmul(o, self)
-    Box.__neg__ = lambda self: bind(p.neg, self)
-    Box.__pos__ = lambda self: self
-    Box.__abs__ = lambda self: bind(p.abs, self)
-    Box.__getitem__ = lambda self, idx: dnp.getitem(self, idx)
-    Box.T = property(lambda self: dnp.transpose(self))
-    for name in ["sum", "mean", "prod", "max", "min", "dot"]:
-        setattr(Box, name, getattr(dnp, name))
-    # numpy's method forms: x.reshape(2, 3) as well as x.reshape((2, 3)); x.transpose(1, 0)
-    Box.reshape = lambda self, *s: dnp.reshape(self, s[0] if len(s) == 1 else s)
-    Box.transpose = lambda self, *a: dnp.transpose(self, (a[0] if len(a) == 1 else a) or None)

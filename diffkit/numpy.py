@@ -209,8 +209,8 @@ def _unsupported(what: str) -> DiffkitError:
     )
 
 
-def _dispatch_ufunc(ufunc: _np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """``np.sin(box)`` and ``ndarray + box`` land here."""
+def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """``np.sin(box)`` and ``ndarray + box`` land here (``Box.__array_ufunc__``)."""
     if method == "__call__" and not kwargs:
         if ufunc in _UFUNCS:
             return _UFUNCS[ufunc](*inputs)
@@ -219,8 +219,9 @@ def _dispatch_ufunc(ufunc: _np.ufunc, method: str, inputs: tuple, kwargs: dict) 
     raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
 
 
-def _dispatch_function(func: Any, args: tuple, kwargs: dict) -> Any:
-    """``np.sum(box)`` and friends land here; anything unsupported is a clear error."""
+def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.sum(box)`` and friends land here (``Box.__array_function__``); anything
+    unsupported is a clear error."""
     name = func.__name__
     if name in _SHAPE_QUERIES:
         return func(*(primal(a) for a in args), **kwargs)
@@ -228,6 +229,34 @@ def _dispatch_function(func: Any, args: tuple, kwargs: dict) -> Any:
         return globals()[{"amax": "max", "amin": "min"}.get(name, name)](*args, **kwargs)
     raise _unsupported(f"{func.__module__}.{name}()")
 
+
+def _install_operators() -> None:
+    """Give :class:`Box` numpy's operators, array methods and protocols, via the primitives."""
+    def binary(prim: _p.Primitive) -> tuple[Any, Any]:
+        return (lambda self, o: bind(prim, self, o)), (lambda self, o: bind(prim, o, self))
+
+    for name, prim in [("add", _p.add), ("sub", _p.sub), ("mul", _p.mul), ("truediv", _p.div),
+                       ("pow", _p.power)]:
+        forward, reflected = binary(prim)
+        setattr(Box, f"__{name}__", forward)
+        setattr(Box, f"__r{name}__", reflected)
+    Box.__matmul__ = lambda self, o: matmul(self, o)
+    Box.__rmatmul__ = lambda self, o: matmul(o, self)
+    Box.__neg__ = lambda self: bind(_p.neg, self)
+    Box.__pos__ = lambda self: self
+    Box.__abs__ = lambda self: bind(_p.abs, self)
+    Box.__getitem__ = lambda self, idx: getitem(self, idx)
+    Box.T = property(lambda self: transpose(self))
+    for name in ["sum", "mean", "prod", "max", "min", "dot"]:
+        setattr(Box, name, globals()[name])
+    # numpy's method forms: x.reshape(2, 3) as well as x.reshape((2, 3)); x.transpose(1, 0)
+    Box.reshape = lambda self, *s: reshape(self, s[0] if len(s) == 1 else s)
+    Box.transpose = lambda self, *a: transpose(self, (a[0] if len(a) == 1 else a) or None)
+    Box.__array_ufunc__ = _dispatch_ufunc
+    Box.__array_function__ = _dispatch_function
+
+
+_install_operators()
 
 __all__ = sorted(
     ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",

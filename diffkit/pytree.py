@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import numpy as dnp
 from .core import shape
 
 Tree = Any
@@ -55,8 +56,6 @@ def tree_map(fn: Callable[[Any], Any], tree: Tree) -> Tree:
 
 def ravel(leaves: list[Any]) -> tuple[Any, Callable[[Any], list[Any]]]:
     """One flat vector from several arrays, and the function that splits it back."""
-    from . import numpy as dnp
-
     if len(leaves) == 1:
         return leaves[0], lambda z: [z]
     shapes = [shape(x) for x in leaves]

@@ -5,11 +5,13 @@ notation of the AD literature: the inputs are v₋ₙ₊₁ … v₀, each opera
 next vᵢ from earlier ones. Then:
 
 * ``mode="forward"``: each row also carries its tangent v̇ᵢ for a seed direction
-  (by default d/d of the first input), computed row by row with the JVP rules, exactly
-  as forward mode does in one sweep;
-* ``mode="reverse"``: after the forward sweep, the reverse sweep runs the VJP rules from
-  the output back, one row per contribution ``v̄ⱼ += …``, in the order the backward pass
-  computes them, so a variable used twice visibly receives two contributions.
+  (by default the derivative with respect to the first input), as the forward-mode
+  interpreter computes it, row by row;
+* ``mode="reverse"``: the rows are the reverse-mode tape; then the backward sweep runs
+  the VJP rules from the output back, one row per contribution ``v̄ⱼ += …``, in the order
+  the sweep computes them, so a variable used twice visibly receives two contributions.
+
+Both are recorded through the interpreters themselves (not a copy of them).
 
 >>> import diffkit as dk, diffkit.numpy as dnp
 >>> t = dk.trace(lambda x1, x2: dnp.log(x1) + x1 * x2 - dnp.sin(x2), 2.0, 5.0)
@@ -28,33 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .core import Box, Primitive, Interpreter, bind, new_level, shape
-from .primitives import sum_to
-
-
-class _Var(Box):
-    """A traced value that knows its row."""
-
-    __slots__ = ("value", "index")
-
-    def __init__(self, trace: _Recorder, value: Any, index: int) -> None:
-        self._interp, self.value, self.index = trace, value, index
-
-    def _value(self) -> Any:
-        return self.value
-
-
-class _Recorder(Interpreter):
-    def __init__(self, level: int) -> None:
-        super().__init__(level)
-        self.ops: list[tuple[Primitive, list[Any], dict, Any]] = []
-
-    def process(self, prim: Primitive, args: Any, params: dict) -> Any:
-        ins = [a if type(a) is _Var and a._interp is self else a for a in args]
-        values = [a.value if type(a) is _Var and a._interp is self else a for a in args]
-        out = bind(prim, *values, **params)
-        self.ops.append((prim, ins, params, out))
-        return _Var(self, out, len(self.ops) - 1)
+from .backends.forward import Dual, ForwardInterpreter
+from .backends.tape import Node, ReverseInterpreter, backprop
+from .backends.tensor import Tensor
+from .core import new_level, primal, shape
 
 
 def _fmt(v: Any) -> str:
@@ -126,60 +105,64 @@ def trace(f: Callable[..., Any], *args: Any, mode: str = "forward", seed: Any = 
         raise ValueError(f"mode must be 'forward' or 'reverse', got {mode!r}")
     xs = [np.asarray(a, dtype=float) for a in args]
     xs = [x[()] if x.ndim == 0 else x for x in xs]
-    n = len(xs)
-    name = {}  # row index -> v-name; inputs are v_{1-n} .. v_0
-    with new_level(_Recorder) as rec:
-        inputs = [_Var(rec, x, -n + k) for k, x in enumerate(xs)]
-        out = f(*inputs)
-    for k in range(n):
-        name[-n + k] = f"v{1 - n + k}"
-    for i in range(len(rec.ops)):
-        name[i] = f"v{i + 1}"
-
-    def ref(a: Any) -> str:
-        return name[a.index] if type(a) is _Var else _fmt(a)
-
-    def val(a: Any) -> Any:
-        return a.value if type(a) is _Var else a
-
-    rows = [{"var": name[-n + k], "op": "input", "inputs": "", "value": x} for k, x in enumerate(xs)]
-    rows += [{"var": name[i], "op": prim.name, "inputs": ", ".join(ref(a) for a in ins),
-              "value": y} for i, (prim, ins, params, y) in enumerate(rec.ops)]
     if mode == "forward":
         seeds = seed if seed is not None else [
             np.eye(1, np.size(x)).reshape(shape(x))[()] if k == 0 else np.zeros(shape(x))
             for k, x in enumerate(xs)]
-        dots = {-n + k: np.asarray(s, dtype=float) for k, s in enumerate(seeds)}
-        for k in range(n):
-            rows[k]["tangent"] = dots[-n + k]
-        for i, (prim, ins, params, y) in enumerate(rec.ops):
-            y_dot = 0.0
-            for j, a in enumerate(ins):
-                if type(a) is _Var:
-                    y_dot = y_dot + prim.jvp[j](dots[a.index], y, *map(val, ins), **params)
-            dots[i] = np.broadcast_to(y_dot, shape(y)) + 0.0
-            rows[n + i]["tangent"] = dots[i]
-        return EvaluationTrace(mode, rows)
-    # reverse sweep
-    bars: dict[int, Any] = {}
-    steps = []
-    if type(out) is _Var:
-        bars[out.index] = np.ones_like(out.value)
-    for i in range(len(rec.ops) - 1, -1, -1):
-        prim, ins, params, y = rec.ops[i]
-        if i not in bars:
-            continue
-        for j, a in enumerate(ins):
-            if type(a) is not _Var:
-                continue
-            c = prim.vjp[j](bars[i], y, *map(val, ins), **params)
-            if shape(c) != shape(a.value):
-                c = sum_to(c, shape(a.value))
-            before = bars.get(a.index)
-            bars[a.index] = c if before is None else before + c
-            steps.append({"step": str(len(steps) + 1), "update": f"{_bar(name[a.index])} += "
-                          f"∂{name[i]}/∂{name[a.index]} · {_bar(name[i])}", "rule": prim.name,
-                          "contribution": c, "total": bars[a.index]})
-    for r, idx in zip(rows, list(range(-n, 0)) + list(range(len(rec.ops)))):
-        r["adjoint"] = bars.get(idx, 0.0)
-    return EvaluationTrace(mode, rows, steps)
+        return EvaluationTrace(mode, _forward_rows(f, xs, seeds))
+    return EvaluationTrace(mode, *_reverse_rows(f, xs))
+
+
+def _forward_rows(f: Callable[..., Any], xs: list[Any], seeds: list[Any]) -> list[dict]:
+    """One row per value, with its tangent, as the forward interpreter computes them."""
+    names: dict[int, str] = {}
+    rows: list[dict] = []
+    kept: list[Dual] = []  # (keeps every box alive, so its id names one row)
+
+    def add(op: str, ins: str, box: Dual) -> None:
+        names[id(box)] = f"v{len(rows) + 1 - len(xs)}"
+        kept.append(box)
+        rows.append({"var": names[id(box)], "op": op, "inputs": ins, "value": box.value,
+                     "tangent": np.broadcast_to(box.tangent, shape(box.value)) + 0.0})
+
+    def observe(prim: Any, args: Any, out: Dual) -> None:
+        add(prim.name, ", ".join(names.get(id(a)) or _fmt(primal(a)) for a in args), out)
+
+    with new_level(lambda level: ForwardInterpreter(level, observe)) as interp:
+        inputs = [Dual(interp, x, np.asarray(s, dtype=float)) for x, s in zip(xs, seeds)]
+        for x in inputs:
+            add("input", "", x)
+        f(*inputs)
+    return rows
+
+
+def _reverse_rows(f: Callable[..., Any], xs: list[Any]) -> tuple[list[dict], list[dict]]:
+    """The tape's rows, then the backward sweep's steps, as the reverse interpreter runs them."""
+    with new_level(lambda level: ReverseInterpreter(level, wengert=True)) as tape:
+        leaves = [Node(None, {}, None, x, ()) for x in xs]
+        out = f(*[Tensor(tape, x, leaf) for x, leaf in zip(xs, leaves)])
+    nodes = leaves + tape.nodes
+    name = {id(n): f"v{k + 1 - len(xs)}" for k, n in enumerate(nodes)}
+
+    def inputs(node: Node) -> str:
+        parent = dict(node.parents)
+        return ", ".join(name[id(parent[i])] if i in parent else _fmt(v)
+                         for i, v in enumerate(node.inputs))
+
+    rows = [{"var": name[id(n)], "op": "input" if n.prim is None else n.prim.name,
+             "inputs": "" if n.prim is None else inputs(n), "value": n.out} for n in nodes]
+    adjoint: dict[int, Any] = {}
+    steps: list[dict] = []
+
+    def observe(node: Node, parent: Node, contribution: Any, total: Any) -> None:
+        adjoint[id(parent)] = total
+        steps.append({"step": str(len(steps) + 1), "update": f"{_bar(name[id(parent)])} += "
+                      f"∂{name[id(node)]}/∂{name[id(parent)]} · {_bar(name[id(node)])}",
+                      "rule": node.prim.name, "contribution": contribution, "total": total})
+
+    if isinstance(out, Tensor) and out.node is not None:
+        adjoint[id(out.node)] = np.ones_like(out.value)
+        backprop([(out.node, adjoint[id(out.node)])], observe=observe)
+    for row, node in zip(rows, nodes):
+        row["adjoint"] = adjoint.get(id(node), 0.0)
+    return rows, steps

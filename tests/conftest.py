@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from diffkit.core import new_level
 from diffkit.backends.forward import Dual, ForwardInterpreter
+from diffkit.batching import Batched, BatchInterpreter, unbatch
 
 # ---------------------------------------------------------------- finite differences
 
@@ -86,14 +87,20 @@ def forward_multi(fun: Callable[..., Any], args: Sequence[Any], tangents: Sequen
 
     A tangent of None marks a constant argument. This is ``diffkit.backends.forward.push_forward``
     generalised to several inputs, so a primitive sees its arguments directly (no ravel /
-    concatenate in between). With ``batch=(k,)`` each tangent has a leading axis k.
+    concatenate in between). With ``batch=(k,)`` each tangent has a leading axis k: a batch
+    of k directions (diffkit.batching), as forward-mode Jacobians use it.
     """
-    with new_level(lambda level: ForwardInterpreter(level, batch)) as trace:
-        boxed = [a if t is None else Dual(trace, a, t) for a, t in zip(args, tangents)]
+    if batch:
+        with new_level(lambda level: BatchInterpreter(level, batch[0])) as directions:
+            y, y_dot = forward_multi(fun, args, [None if t is None else Batched(directions, t)
+                                                 for t in tangents])
+            return y, unbatch(y_dot, directions)
+    with new_level(ForwardInterpreter) as interp:
+        boxed = [a if t is None else Dual(interp, a, t) for a, t in zip(args, tangents)]
         y = fun(*boxed)
-        if isinstance(y, Dual) and y._interp is trace:
-            return y.primal, y.tangent
-        return y, np.zeros(batch + np.shape(y))
+        if isinstance(y, Dual) and y._interp is interp:
+            return y.value, y.tangent
+        return y, np.zeros(np.shape(y))
 
 
 # ---------------------------------------------------------------- samplers

@@ -58,7 +58,7 @@ def test_symbolic_jvp_rule_equals_sympy_diff(prim):
         for i, s in enumerate(syms):
             t_dot = sp.Symbol("t", real=True)
             rule = prim.jvp[i](Sym(t, t_dot), y, *boxed)
-            got = sp.sympify(rule.expr if isinstance(rule, Sym) else rule)
+            got = sp.sympify(rule.value if isinstance(rule, Sym) else rule)
             want = sp.diff(prim.sympy(sp, *syms), s) * t_dot
             want = want.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
             assert sp.simplify(sp.nsimplify(got) - want) == 0  # rules write 1.0 where sympy has 1

@@ -276,3 +276,15 @@ def test_deepcopy_keeps_a_leaf_on_the_tensor_tape():
         assert not (w2 * 2.0).requires_grad
     with pytest.raises(dk.DiffkitError, match="leaf"):
         copy.deepcopy(w * 2.0)
+
+
+def test_nn_and_optim_load_lazily_from_the_package() -> None:
+    """``import diffkit as dk; dk.nn.Linear`` works as ``torch.nn`` does, without importing
+    training code (or sympy) at ``import diffkit``."""
+    import subprocess
+    import sys
+
+    code = ("import sys, diffkit as dk; before = 'diffkit.nn' in sys.modules or 'sympy' in "
+            "sys.modules; print(before, dk.nn.Linear(2, 1).weight.shape, dk.optim.Adam.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "(1,", "2)", "Adam"], out.stderr

@@ -43,3 +43,19 @@ def test_trace_of_arrays_and_a_bad_mode():
     np.testing.assert_allclose(t.rows[0]["adjoint"], [2.0, 4.0])
     with pytest.raises(ValueError, match="mode must be"):
         dk.trace(f, 1.0, 2.0, mode="sideways")
+
+
+def test_traces_of_a_joint_rule_and_of_a_big_array():
+    """stack/concatenate has one joint JVP rule (the old copy of forward mode ignored it
+    and raised IndexError); a trace keeps big arrays whole (the tape would hollow them)."""
+    g = lambda x: dnp.sum(dnp.stack([x, 2 * x]))  # noqa: E731
+    fwd = dk.trace(g, 1.0)
+    assert [r["op"] for r in fwd.rows] == ["input", "mul", "reshape", "reshape", "concatenate",
+                                           "sum"]
+    assert float(fwd.rows[-1]["tangent"]) == 3.0  # d/dx (x + 2x)
+    rev = dk.trace(g, 1.0, mode="reverse")
+    assert float(rev.rows[0]["adjoint"]) == 3.0
+    big = np.linspace(0.0, 1.0, 20_000)  # 160 kB: above the tape's hollowing threshold
+    t = dk.trace(lambda x: dnp.sum(dnp.exp(x)), big, mode="reverse")
+    np.testing.assert_allclose(t.rows[1]["value"], np.exp(big))
+    np.testing.assert_allclose(t.rows[0]["adjoint"], np.exp(big))

@@ -3,9 +3,9 @@
 A :class:`Dual` carries a primal value ``x`` and a tangent ``x_dot`` (the directional
 derivative along a seed direction). Each primitive maps ``(x, x_dot)`` to
 ``(y, y_dot)`` with its JVP rule, so one pass of the program gives f(x) and J(x)·v.
-The tangent may carry several directions at once as leading axes (``batch``), which
-gives a whole Jacobian in one vectorized pass. Extra memory is O(1) per live value:
-nothing is recorded.
+A whole Jacobian is the JVP of every unit direction at once: the tangent is then a
+batch of directions (:mod:`diffkit.batching`), one vectorized pass. Extra memory is
+O(1) per live value: nothing is recorded.
 """
 
 from __future__ import annotations
@@ -15,87 +15,99 @@ from typing import Any
 
 import numpy as np
 
-from . import Backend
+from ..batching import Batched, BatchInterpreter, unbatch
 from ..checks import check_output, check_scalar, like_input, split_aux
-from ..core import Box, Primitive, Interpreter, bind, ndim, new_level, shape
+from ..core import Box, Interpreter, Primitive, bind, new_level, shape
 from ..primitives import broadcast_to, reshape, transpose
 from ..pytree import tree_map
+from . import Backend
 
 
 class Dual(Box):
-    """A value and its tangent(s), owned by one :class:`ForwardInterpreter`."""
+    """A value and its tangent, owned by one :class:`ForwardInterpreter`."""
 
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("tangent",)
 
-    def __init__(self, trace: ForwardInterpreter, primal: Any, tangent: Any) -> None:
-        self._interp, self.primal, self.tangent = trace, primal, tangent
-
-    def _value(self) -> Any:
-        return self.primal
+    def __init__(self, interp: ForwardInterpreter, value: Any, tangent: Any) -> None:
+        self._interp, self.value, self.tangent = interp, value, tangent
 
     def __repr__(self) -> str:
-        return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
+        return f"Dual(value={self.value!r}, tangent={self.tangent!r})"
 
 
 class ForwardInterpreter(Interpreter):
-    """Propagates tangents; ``batch`` is the shape of the leading direction axes."""
+    """Propagates tangents with the JVP rules; lower-level values are constants.
 
-    def __init__(self, level: int, batch: tuple[int, ...] = ()) -> None:
+    ``observe(prim, args, result)`` sees every step (the evaluation trace's rows).
+    """
+
+    def __init__(self, level: int, observe: Callable[[Primitive, Any, Dual], None] | None = None
+                 ) -> None:
         super().__init__(level)
-        self.batch = batch
+        self.observe = observe
 
     def process(self, prim: Primitive, args: Any, params: dict) -> Any:
-        primals, tangents, boxed = [], [], False
+        xs, x_dots = [], []
         for a in args:
-            if type(a) is Dual and a._interp is self:
-                a, t = a.primal, a.tangent
-            else:
-                t = None
-            boxed = boxed or isinstance(a, Box)
-            primals.append(a)
-            tangents.append(t)
-        y = bind(prim, *primals, **params) if boxed else prim.impl(*primals, **params)
+            mine = type(a) is Dual and a._interp is self
+            xs.append(a.value if mine else a)
+            x_dots.append(a.tangent if mine else None)
+        y = bind(prim, *xs, **params) if any(isinstance(x, Box) for x in xs) \
+            else prim.impl(*xs, **params)
         if prim.jvp_joint is not None:
-            filled = [self.zeros(x) if t is None else t for x, t in zip(primals, tangents)]
-            return Dual(self, y, prim.jvp_joint(filled, y, *primals, **params))
-        y_dot = None
-        for i, t in enumerate(tangents):
-            if t is None:
-                continue
-            if self.batch and prim.broadcasts and ndim(primals[i]) < ndim(y):
-                t = self.align(t, ndim(y) - ndim(primals[i]))
-            c = prim.jvp[i](t, y, *primals, **params)
-            y_dot = c if y_dot is None else y_dot + c
-        if y_dot is None:
-            return y
-        if prim.broadcasts and type(y_dot) is not np.float64 \
-                and shape(y_dot) != self.batch + shape(y):  # (a scalar tangent is never short)
-            y_dot = broadcast_to(y_dot, shape=self.batch + shape(y))
-        return Dual(self, y, y_dot)
-
-    def zeros(self, x: Any) -> np.ndarray:
-        return np.zeros(self.batch + shape(x), dtype=np.result_type(x))
-
-    def align(self, t: Any, extra: int) -> Any:
-        """Insert size-1 axes after the direction axes, so ranks match for broadcasting."""
-        nb = len(self.batch)
-        return reshape(t, shape=shape(t)[:nb] + (1,) * extra + shape(t)[nb:])
+            y_dot = prim.jvp_joint([zeros(x) if t is None else t for x, t in zip(xs, x_dots)],
+                                   y, *xs, **params)
+        else:
+            y_dot = None
+            for i, x_dot in enumerate(x_dots):
+                if x_dot is not None:
+                    term = prim.jvp[i](x_dot, y, *xs, **params)
+                    y_dot = term if y_dot is None else y_dot + term
+            if prim.broadcasts and shape(y_dot) != shape(y):  # a broadcast input's tangent
+                y_dot = broadcast_to(y_dot, shape=shape(y))
+        out = Dual(self, y, y_dot)
+        if self.observe is not None:
+            self.observe(prim, args, out)
+        return out
 
 
-def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, batch: tuple[int, ...] = (),
-                 has_aux: bool = False) -> tuple[Any, Any, Any]:
+def zeros(x: Any) -> np.ndarray:
+    """The zero tangent of ``x``."""
+    return np.zeros(shape(x), dtype=np.result_type(x))
+
+
+def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, has_aux: bool = False
+                 ) -> tuple[Any, Any, Any]:
     """Run ``fun`` on a dual number: ``(fun(x), J(x) x_dot, aux)``."""
-    with new_level(lambda level: ForwardInterpreter(level, batch)) as trace:
-        y = fun(Dual(trace, x, x_dot))
+    with new_level(ForwardInterpreter) as interp:
+        y = fun(Dual(interp, x, x_dot))
         aux = None
         if has_aux:
             y, aux = split_aux(y)
-            aux = tree_map(lambda v: v.primal if isinstance(v, Dual) and v._interp is trace else v,
-                           aux)
-        if isinstance(y, Dual) and y._interp is trace:
-            return y.primal, y.tangent, aux
+            aux = tree_map(lambda v: v.value if type(v) is Dual and v._interp is interp else v, aux)
+        if type(y) is Dual and y._interp is interp:
+            return y.value, y.tangent, aux
         check_output(y, "jvp")
-        return y, trace.zeros(y), aux
+        return y, zeros(y), aux
+
+
+def jacobian_forward(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
+                     ) -> tuple[Any, Any, Any]:
+    """``(f(x), J(x), aux)`` in one forward pass over every unit direction at once.
+
+    J has shape ``f(x).shape + x.shape``.
+    """
+    n = int(np.prod(shape(x)))
+    if n == 1:  # one direction: plain dual numbers are cheaper than a batch of one
+        y, y_dot, aux = push_forward(fun, x, np.ones(shape(x), dtype=np.result_type(x)), has_aux)
+        return y, like_input(reshape(y_dot, shape=shape(y) + shape(x)), x), aux
+    seeds = np.eye(n, dtype=np.result_type(x)).reshape((n,) + shape(x))
+    with new_level(lambda level: BatchInterpreter(level, n)) as directions:
+        y, y_dot, aux = push_forward(fun, x, Batched(directions, seeds), has_aux)
+        y_dots = unbatch(y_dot, directions)  # (n, *y.shape): one row per direction
+    k = len(shape(y_dots))
+    jac = transpose(y_dots, axes=tuple(range(1, k)) + (0,)) if k > 1 else y_dots
+    return y, like_input(reshape(jac, shape=shape(y) + shape(x)), x), aux
 
 
 class ForwardBackend(Backend):
@@ -107,21 +119,10 @@ class ForwardBackend(Backend):
         y, y_dot, _ = push_forward(fun, x, x_dot)
         return y, y_dot
 
-    def _all_directions(self, fun: Callable, x: Any, has_aux: bool = False) -> tuple[Any, Any, Any]:
-        """One pass with every unit direction; returns J with shape y.shape + x.shape."""
-        n = int(np.prod(shape(x)))
-        if n == 1:  # one direction: plain (unbatched) dual numbers are cheaper
-            y, jac, aux = push_forward(fun, x, np.ones_like(x), (), has_aux)
-            return y, like_input(reshape(jac, shape=shape(y) + shape(x)), x), aux
-        seeds = np.eye(n, dtype=np.result_type(x)).reshape((n,) + shape(x))
-        y, y_dot, aux = push_forward(fun, x, seeds, (n,), has_aux)
-        jac = transpose(y_dot, axes=tuple(range(1, ndim(y_dot))) + (0,)) if ndim(y_dot) > 1 else y_dot
-        return y, like_input(reshape(jac, shape=shape(y) + shape(x)), x), aux
-
     def jacobian(self, fun: Callable, x: Any) -> Any:
-        return self._all_directions(fun, x)[1]
+        return jacobian_forward(fun, x)[1]
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        y, g, aux = self._all_directions(fun, x, has_aux)
+        y, g, aux = jacobian_forward(fun, x, has_aux)
         check_scalar(y, "grad")
         return y, aux, g

@@ -40,21 +40,15 @@ KINDS = ("derivative", "grad", "jacobian", "hessian")
 class Sym(Box):
     """A traced value: a sympy expression, or an object array of them."""
 
-    __slots__ = ("expr",)
-
-    def __init__(self, trace: SymbolicInterpreter, expr: Any) -> None:
-        self._interp, self.expr = trace, expr
-
-    def _value(self) -> Any:
-        return self.expr
+    __slots__ = ()
 
     def _compare(self, other: Any, op: Callable) -> Any:
         point = self._interp.point
         if point is None:  # relations: fine inside dnp.where, an error in `if`
-            return _unwrap(np.vectorize(op, otypes=[object])(_objects(self.expr),
+            return _unwrap(np.vectorize(op, otypes=[object])(_objects(self.value),
                                                              _objects(primal(other))))
         value = np.vectorize(lambda e: sp.N(sp.sympify(e).subs(point), 50), otypes=[object])
-        return op(value(_objects(self.expr)), value(_objects(primal(other))))
+        return op(value(_objects(self.value)), value(_objects(primal(other))))
 
     def __lt__(self, other: Any) -> Any:
         return self._compare(other, operator.lt)
@@ -77,7 +71,7 @@ class Sym(Box):
     __hash__ = Box.__hash__
 
     def __repr__(self) -> str:
-        return f"Sym({self.expr!r})"
+        return f"Sym({self.value!r})"
 
 
 def _objects(v: Any) -> Any:
@@ -106,7 +100,7 @@ class SymbolicInterpreter(Interpreter):
             if isinstance(a, Box) and not (type(a) is Sym and a._interp is self):
                 raise DiffkitError("the symbolic backend cannot run inside another transform; "
                                    "differentiate symbolically at the outermost level")
-            vals.append(_objects(a.expr if isinstance(a, Sym) else a))
+            vals.append(_objects(a.value if isinstance(a, Sym) else a))
         if prim.sympy is None:  # structural ops and sums work on object arrays as they are
             out = prim.impl(*vals, **params)
         elif prim.broadcasts:  # elementwise: translate entry by entry, with broadcasting
@@ -143,7 +137,7 @@ def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol
                     "dnp.where(cond, a, b), or use the forward, reverse or numeric backend"
                 ) from None
             raise
-    return syms, _objects(y.expr if isinstance(y, Sym) else primal(y))
+    return syms, _objects(y.value if isinstance(y, Sym) else primal(y))
 
 
 def tree_size(exprs: Any) -> int:

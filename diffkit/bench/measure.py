@@ -94,13 +94,7 @@ class _Counter(Interpreter):
 
 
 class _Counted(Box):
-    __slots__ = ("value",)
-
-    def __init__(self, trace: _Counter, value: Any) -> None:
-        self._interp, self.value = trace, value
-
-    def _value(self) -> Any:
-        return self.value
+    __slots__ = ()
 
 
 def primal_of(a: Any, trace: Interpreter) -> Any:

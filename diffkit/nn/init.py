@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..core import DiffkitError
-from ..backends.reverse import Tensor
+from ..backends.tensor import Tensor
 from .modules import RNG, _assign, _generator
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core import Box, DiffkitError, primal
-from ..backends.reverse import Tensor, tensor
+from ..backends.tensor import Tensor, tensor
 
 RNG = np.random.Generator | int | None
 _default_rng = [np.random.default_rng()]

@@ -13,8 +13,8 @@ from .elementwise import (abs, add, arccos, arcsin, arctan, cos, cosh, div, exp,
                           log1p, maximum, minimum, mul, neg, power, sigmoid, sign, sin, sinh,
                           sqrt, sub, tan, tanh, where)
 from .linalg import matmul
-from .reductions import logsumexp, max, min, prod, sum  # noqa: A004
-from .structure import broadcast_to, concatenate, getitem, reshape, scatter_add, sum_to, transpose
+from .reductions import broadcast_to, logsumexp, max, min, prod, sum, sum_to  # noqa: A004
+from .structure import concatenate, getitem, reshape, scatter_add, transpose
 
 
 def table() -> dict[str, Primitive]:

@@ -3,8 +3,9 @@
 Every entry is complete: numpy implementation, JVP rule (tangent ``x_dot`` in, tangent
 out), VJP rule (adjoint ``y_bar`` in, adjoint of the argument out) and sympy
 translation. A unary function needs only its derivative ``d(y, x)`` (``y = f(x)`` is
-passed too, when it is cheaper to use): forward mode computes ``x_dot * d``, reverse
-mode ``y_bar * d``. Rules are written with the primitives themselves, so they can be
+passed too, when it is cheaper to use) and says which of the two it reads (``saves``:
+what a reverse-mode tape keeps): forward mode computes ``x_dot * d``, reverse mode
+``y_bar * d``. Rules are written with the primitives themselves, so they can be
 differentiated again (Hessians, nested derivatives). Broadcasting is undone by the
 interpreters, once, not in each rule.
 """
@@ -17,22 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Box, Primitive, primal, reads, shape
+from ..core import Box, Primitive, ndim, primal, shape
+from .structure import align
 
 
-def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any],
+def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], saves: str,
           sympy: Callable[..., Any], array_api: str | Callable | None = None) -> Primitive:
-    """A unary elementwise primitive from its derivative ``d(y, x)``."""
-    def vjp(y_bar: Any, y: Any, x: Any) -> Any:
-        return y_bar * d(y, x)
-
-    vjp.reads = reads(d)  # the tape keeps only what d looks at: y (exp, tanh) or x (sin)
+    """A unary elementwise primitive from its derivative ``d(y, x)``, which reads ``saves``."""
     return Primitive(
         name, impl,
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
-        vjp=(vjp,),
-        sympy=sympy, broadcasts=True, ufunc=impl if isinstance(impl, np.ufunc) else None,
-        array_api=array_api,
+        vjp=(lambda y_bar, y, x: y_bar * d(y, x),),
+        saves=(saves,), sympy=sympy, broadcasts=True,
+        ufunc=impl if isinstance(impl, np.ufunc) else None, array_api=array_api,
     )
 
 
@@ -44,55 +42,60 @@ def _zero(y: Any, x: Any) -> np.ndarray:
     return np.zeros(shape(y))
 
 
-exp = unary("exp", np.exp, lambda y, x: y, lambda sp, x: sp.exp(x))
-log = unary("log", np.log, lambda y, x: 1.0 / x, lambda sp, x: sp.log(x))
-log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), lambda sp, x: sp.log(1 + x))
-sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, lambda sp, x: sp.sqrt(x))
-sin = unary("sin", np.sin, lambda y, x: cos(x), lambda sp, x: sp.sin(x))
-cos = unary("cos", np.cos, lambda y, x: -sin(x), lambda sp, x: sp.cos(x))
-tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, lambda sp, x: sp.tan(x))
-arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(1.0 - x * x), lambda sp, x: sp.asin(x),
+exp = unary("exp", np.exp, lambda y, x: y, "y", lambda sp, x: sp.exp(x))
+log = unary("log", np.log, lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x))
+log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x))
+sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, "y", lambda sp, x: sp.sqrt(x))
+sin = unary("sin", np.sin, lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x))
+cos = unary("cos", np.cos, lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x))
+tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x))
+arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(1.0 - x * x), "x", lambda sp, x: sp.asin(x),
                "asin")
-arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(1.0 - x * x),
+arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(1.0 - x * x), "x",
                lambda sp, x: sp.acos(x), "acos")
-arctan = unary("arctan", np.arctan, lambda y, x: 1.0 / (1.0 + x * x), lambda sp, x: sp.atan(x),
+arctan = unary("arctan", np.arctan, lambda y, x: 1.0 / (1.0 + x * x), "x", lambda sp, x: sp.atan(x),
                "atan")
-sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), lambda sp, x: sp.sinh(x))
-cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), lambda sp, x: sp.cosh(x))
-tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, lambda sp, x: sp.tanh(x))
-sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), lambda sp, x: 1 / (1 + sp.exp(-x)),
+sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x))
+cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x))
+tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, "y", lambda sp, x: sp.tanh(x))
+sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), "y", lambda sp, x: 1 / (1 + sp.exp(-x)),
                 lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
-abs = unary("abs", np.abs, lambda y, x: sign(x), lambda sp, x: sp.Abs(x))  # noqa: A001
-sign = unary("sign", np.sign, _zero, lambda sp, x: sp.sign(x))
+abs = unary("abs", np.abs, lambda y, x: sign(x), "x", lambda sp, x: sp.Abs(x))  # noqa: A001
+sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x))
 
 neg = Primitive(
     "neg", operator.neg,
     jvp=(lambda x_dot, y, x: -x_dot,),
     vjp=(lambda y_bar, y, x: -y_bar,),
+    saves=("",),
     sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative, array_api="negative",
 )
 add = Primitive(
     "add", operator.add,
     jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: z_bar),
+    saves=("", ""),
     sympy=lambda sp, x, y: x + y, broadcasts=True, ufunc=np.add,
 )
 sub = Primitive(
     "sub", operator.sub,
     jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar),
+    saves=("", ""),
     sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract, array_api="subtract",
 )
 mul = Primitive(
     "mul", operator.mul,
     jvp=(lambda x_dot, z, x, y: x_dot * y, lambda y_dot, z, x, y: x * y_dot),
     vjp=(lambda z_bar, z, x, y: z_bar * y, lambda z_bar, z, x, y: x * z_bar),
+    saves=("y", "x"),
     sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply, array_api="multiply",
 )
 div = Primitive(
     "div", np.true_divide,
     jvp=(lambda x_dot, z, x, y: x_dot / y, lambda y_dot, z, x, y: -y_dot * z / y),
     vjp=(lambda z_bar, z, x, y: z_bar / y, lambda z_bar, z, x, y: -z_bar * z / y),
+    saves=("y", "z y"),
     sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide, array_api="divide",
 )
 
@@ -116,6 +119,7 @@ power = Primitive(
          lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x)),
     vjp=(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y),
          lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x)),
+    saves=("x y", "z x"),
     sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, array_api="pow",
 )
 
@@ -130,12 +134,14 @@ maximum = Primitive(
     "maximum", np.maximum,
     jvp=(lambda x_dot, z, x, y: x_dot * _share(x, y), lambda y_dot, z, x, y: y_dot * _share(y, x)),
     vjp=(lambda z_bar, z, x, y: z_bar * _share(x, y), lambda z_bar, z, x, y: z_bar * _share(y, x)),
+    saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.Max(x, y), broadcasts=True, ufunc=np.maximum,
 )
 minimum = Primitive(
     "minimum", np.minimum,
     jvp=(lambda x_dot, z, x, y: x_dot * _share(y, x), lambda y_dot, z, x, y: y_dot * _share(x, y)),
     vjp=(lambda z_bar, z, x, y: z_bar * _share(y, x), lambda z_bar, z, x, y: z_bar * _share(x, y)),
+    saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.Min(x, y), broadcasts=True, ufunc=np.minimum,
 )
 
@@ -144,12 +150,21 @@ def _where(x: Any, y: Any, *, cond: np.ndarray) -> Any:
     return np.where(cond, x, y)
 
 
+def _where_batch(args: list, batched: tuple, size: int, cond: np.ndarray) -> Any:
+    """``where`` over a batch of ``x``/``y``; the condition is the same for every example
+    (the condition of forward mode's batched tangents is computed from primal values)."""
+    x, y = align(args, batched, size, rank=np.ndim(cond))
+    return where(x, y, cond=cond)
+
+
 where = Primitive(
     "where", _where,
     jvp=(lambda x_dot, z, x, y, *, cond: where(x_dot, 0.0, cond=cond),
          lambda y_dot, z, x, y, *, cond: where(0.0, y_dot, cond=cond)),
     vjp=(lambda z_bar, z, x, y, *, cond: where(z_bar, 0.0, cond=cond),
          lambda z_bar, z, x, y, *, cond: where(0.0, z_bar, cond=cond)),
+    saves=("", ""),
     sympy=lambda sp, x, y, *, cond: sp.Piecewise((x, cond), (y, True)), broadcasts=True,
+    batch=lambda args, batched, size, *, cond: _where_batch(args, batched, size, cond),
     array_api=lambda xp, x, y, *, cond: xp.where(xp.asarray(cond), x, y),
 )

@@ -1,8 +1,9 @@
-"""Reductions: sum, prod, max, min, logsumexp, over ``axis`` (a tuple of negative ints).
+"""Reductions (sum, prod, max, min, logsumexp over ``axis``) and their adjoint, broadcasting.
 
-Axes are stored counted from the end, so the same rule works when forward mode
-carries extra leading tangent-direction axes. The adjoint of a reduction broadcasts
-``y_bar`` back over the reduced axes (``_expand`` puts them back as size-1 axes).
+The adjoint of a reduction broadcasts ``y_bar`` back over the reduced axes (``_expand``
+puts them back as size-1 axes); the adjoint of broadcasting sums (``sum_to``, the one
+place where broadcasting is undone). ``axis`` is a tuple of negative ints: counted from
+the end, it means the same axes when a batch axis is put in front (:mod:`diffkit.batching`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Primitive, primal, shape
+from ..core import Primitive, ndim, primal, shape
+from ..core import shape as shape_of
 from .elementwise import exp, where
-from .structure import broadcast_to, reshape
+from .structure import reshape
 
 Axes = tuple[int, ...]
 
@@ -36,6 +38,32 @@ sum = Primitive(  # noqa: A001
     "sum", lambda x, *, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
     jvp=(lambda x_dot, y, x, *, axis, keepdims: sum(x_dot, axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims: _spread(y_bar, x, axis, keepdims),),
+    saves=("",),
+)
+
+
+def sum_to(g: Any, to: tuple[int, ...]) -> Any:
+    """Undo broadcasting: sum ``g`` down to shape ``to`` (the adjoint of broadcast_to)."""
+    lead = ndim(g) - len(to)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(to)
+                                      if n == 1 and shape(g)[lead + i] != 1)
+    if axes:
+        g = sum(g, axis=tuple(a - ndim(g) for a in axes), keepdims=True)
+    return reshape(g, shape=to) if shape(g) != to else g
+
+
+def _broadcast_batch(args: list, batched: tuple, size: int, *, shape: tuple[int, ...]) -> Any:
+    x = args[0]  # (size, *core): align core's axes with the end of shape
+    x = reshape(x, shape=(size,) + (1,) * (len(shape) - ndim(x) + 1) + shape_of(x)[1:])
+    return broadcast_to(x, shape=(size,) + shape)
+
+
+broadcast_to = Primitive(
+    "broadcast_to", lambda x, *, shape: np.broadcast_to(x, shape),
+    jvp=(lambda x_dot, y, x, *, shape: broadcast_to(x_dot, shape=shape),),
+    vjp=(lambda y_bar, y, x, *, shape: sum_to(y_bar, shape_of(x)),),
+    saves=("",), batch=_broadcast_batch,
+    array_api=lambda xp, x, *, shape: xp.broadcast_to(x, shape),
 )
 
 
@@ -63,6 +91,7 @@ prod = Primitive(
          sum(x_dot * _others(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims:
          _expand(y_bar, x, axis, keepdims) * _others(y, x, axis, keepdims),),
+    saves=("y x",),
 )
 
 
@@ -90,6 +119,7 @@ def _chooser(name: str, impl: Any, sym: str) -> Primitive:
              sum(x_dot * _winners(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
         vjp=(lambda y_bar, y, x, *, axis, keepdims:
              _expand(y_bar, x, axis, keepdims) * _winners(y, x, axis, keepdims),),
+        saves=("y x",),
         sympy=lambda sp, x, *, axis, keepdims:
             lanes(x, axis, keepdims, lambda v: getattr(sp, sym)(*v)),
     )
@@ -116,6 +146,7 @@ logsumexp = Primitive(
          sum(x_dot * _softmax(y, x, axis, keepdims), axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims:
          _expand(y_bar, x, axis, keepdims) * _softmax(y, x, axis, keepdims),),
+    saves=("y x",),
     array_api=lambda xp, x, *, axis, keepdims: _logsumexp(x, axis=axis, keepdims=keepdims, xp=xp),
     sympy=lambda sp, x, *, axis, keepdims:
         lanes(x, axis, keepdims, lambda v: sp.log(sp.Add(*[sp.exp(e) for e in v]))),

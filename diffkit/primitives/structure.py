@@ -1,13 +1,10 @@
-"""Structural primitives: reshape, transpose, broadcast, indexing, concatenation.
+"""Structural primitives: reshape, transpose, indexing, concatenation.
 
 They move numbers without doing arithmetic, so their derivative rules are the same
 operation (forward) or its transpose (reverse): the adjoint of indexing scatters back
-into zeros, the adjoint of broadcasting sums (``sum_to``, the one place where
-broadcasting is undone).
-
-Forward mode may carry several tangent directions at once as *leading* axes of the
-tangent (``jacobian``, ``hessian``); ``nb = ndim(x_dot) - ndim(x)`` is their number,
-and the JVP rules here keep those axes in front.
+into zeros, the adjoint of a reshape reshapes back. Their batching rules (used by
+:mod:`diffkit.batching`) put the batch axis in front of the shapes and indices they hold.
+(Broadcasting and its adjoint ``sum_to`` live with the reductions.)
 """
 
 from __future__ import annotations
@@ -19,55 +16,41 @@ import numpy as np
 from ..core import Each, Primitive, ndim
 from ..core import shape as shape_of
 
+ALL = slice(None)
 
-def _lead(x_dot: Any, x: Any) -> tuple[int, ...]:
-    """The leading tangent-direction axes of ``x_dot`` (empty when not batched)."""
-    return shape_of(x_dot)[: ndim(x_dot) - ndim(x)]
+
+def align(args: list, batched: tuple[bool, ...], size: int, rank: int = 0) -> list:
+    """Batched arguments with size-1 axes after the batch axis, so that numpy broadcasting
+    lines their trailing axes up with the unbatched arguments' (a broadcasting rule);
+    ``rank``: at least this many trailing axes (another operand's)."""
+    rank = max(rank, *(ndim(a) - b for a, b in zip(args, batched)))
+    return [reshape(a, shape=(size,) + (1,) * (rank - ndim(a) + 1) + shape_of(a)[1:])
+            if b and ndim(a) - 1 < rank else a for a, b in zip(args, batched)]
+
+
+def _reshape_batch(args: list, batched: tuple, size: int, *, shape: tuple[int, ...]) -> Any:
+    return reshape(args[0], shape=(size,) + shape)
 
 
 reshape = Primitive(
     "reshape", lambda x, *, shape: np.reshape(x, shape),
-    jvp=(lambda x_dot, y, x, *, shape: reshape(x_dot, shape=_lead(x_dot, x) + shape),),
+    jvp=(lambda x_dot, y, x, *, shape: reshape(x_dot, shape=shape),),
     vjp=(lambda y_bar, y, x, *, shape: reshape(y_bar, shape=shape_of(x)),),
+    saves=("",), batch=_reshape_batch,
     array_api=lambda xp, x, *, shape: xp.reshape(x, shape),
 )
 
 
-def _transpose_jvp(x_dot: Any, y: Any, x: Any, *, axes: tuple[int, ...]) -> Any:
-    nb = ndim(x_dot) - ndim(x)
-    return transpose(x_dot, axes=tuple(range(nb)) + tuple(a + nb for a in axes))
+def _transpose_batch(args: list, batched: tuple, size: int, *, axes: tuple[int, ...]) -> Any:
+    return transpose(args[0], axes=(0,) + tuple(a + 1 for a in axes))
 
 
 transpose = Primitive(
     "transpose", lambda x, *, axes: np.transpose(x, axes),
-    jvp=(_transpose_jvp,),
+    jvp=(lambda x_dot, y, x, *, axes: transpose(x_dot, axes=axes),),
     vjp=(lambda y_bar, y, x, *, axes: transpose(y_bar, axes=tuple(np.argsort(axes))),),
+    saves=("",), batch=_transpose_batch,
     array_api=lambda xp, x, *, axes: xp.permute_dims(x, axes),
-)
-
-
-def sum_to(g: Any, to: tuple[int, ...]) -> Any:
-    """Undo broadcasting: sum ``g`` down to shape ``to`` (the adjoint of broadcast_to)."""
-    from .reductions import sum
-
-    lead = ndim(g) - len(to)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(to) if n == 1 and shape_of(g)[lead + i] != 1)
-    if axes:
-        g = sum(g, axis=tuple(a - ndim(g) for a in axes), keepdims=True)
-    return reshape(g, shape=to) if shape_of(g) != to else g
-
-
-def _broadcast_jvp(x_dot: Any, y: Any, x: Any, *, shape: tuple[int, ...]) -> Any:
-    lead = _lead(x_dot, x)
-    aligned = lead + (1,) * (len(shape) - ndim(x)) + shape_of(x)
-    return broadcast_to(reshape(x_dot, shape=aligned), shape=lead + shape)
-
-
-broadcast_to = Primitive(
-    "broadcast_to", lambda x, *, shape: np.broadcast_to(x, shape),
-    jvp=(_broadcast_jvp,),
-    vjp=(lambda y_bar, y, x, *, shape: sum_to(y_bar, shape_of(x)),),
-    array_api=lambda xp, x, *, shape: xp.broadcast_to(x, shape),
 )
 
 
@@ -76,11 +59,11 @@ def _is_basic(idx: tuple) -> bool:
     return all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) for i in idx)
 
 
-def _lead_position(idx: tuple) -> int:
-    """Where numpy puts leading axes when indexing with ``(:,)*nb + idx``.
+def _front_axes(idx: tuple) -> int:
+    """How many axes numpy puts in front when indexing with ``(:,) + idx``.
 
-    When advanced (array) indices are separated by a slice, numpy moves their
-    broadcast axes to the front, in front of our tangent-direction axes.
+    When advanced (array) indices are separated by a slice, numpy moves their broadcast
+    axes to the front, ahead of the batch axis; a batching rule moves them back.
     """
     adv = [k for k, i in enumerate(idx) if not isinstance(i, (slice, type(None), type(Ellipsis)))]
     if _is_basic(idx) or adv == list(range(adv[0], adv[-1] + 1)):
@@ -90,12 +73,10 @@ def _lead_position(idx: tuple) -> int:
     return len(np.broadcast_shapes(*shapes))
 
 
-def _getitem_jvp(x_dot: Any, y: Any, x: Any, *, idx: tuple) -> Any:
-    nb = ndim(x_dot) - ndim(x)
-    out = getitem(x_dot, idx=(slice(None),) * nb + idx)
-    k = _lead_position(idx) if nb else 0
-    return transpose(out, axes=tuple(range(k, k + nb)) + tuple(range(k)) + tuple(
-        range(k + nb, ndim(out)))) if k else out
+def _getitem_batch(args: list, batched: tuple, size: int, *, idx: tuple) -> Any:
+    out = getitem(args[0], idx=(ALL,) + idx)
+    k = _front_axes(idx)  # batch axis back to the front
+    return transpose(out, axes=(k,) + tuple(range(k)) + tuple(range(k + 1, ndim(out)))) if k else out
 
 
 def _getitem_add(buf: np.ndarray, y_bar: np.ndarray, *, idx: tuple) -> None:
@@ -107,8 +88,9 @@ def _getitem_add(buf: np.ndarray, y_bar: np.ndarray, *, idx: tuple) -> None:
 
 getitem = Primitive(
     "getitem", lambda x, *, idx: x[idx],
-    jvp=(_getitem_jvp,),
+    jvp=(lambda x_dot, y, x, *, idx: getitem(x_dot, idx=idx),),
     vjp=(lambda y_bar, y, x, *, idx: scatter_add(y_bar, idx=idx, shape=shape_of(x)),),
+    saves=("",), batch=_getitem_batch,
     vjp_add=_getitem_add,  # x[a:b] used several times: add into one buffer, not n zero-arrays
     array_api=lambda xp, x, *, idx: x[idx],
 )
@@ -123,32 +105,31 @@ def _scatter_add(v: Any, *, idx: tuple, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _scatter_jvp(v_dot: Any, y: Any, v: Any, *, idx: tuple, shape: tuple[int, ...]) -> Any:
-    lead = _lead(v_dot, v)
-    nb, k = len(lead), _lead_position(idx) if lead else 0
-    if k:  # put the direction axes where numpy's indexing expects them
-        n = ndim(v_dot)
-        v_dot = transpose(v_dot, axes=tuple(range(nb, nb + k)) + tuple(range(nb)) + tuple(
-            range(nb + k, n)))
-    return scatter_add(v_dot, idx=(slice(None),) * nb + idx, shape=lead + shape)
+def _scatter_batch(args: list, batched: tuple, size: int, *, idx: tuple,
+                   shape: tuple[int, ...]) -> Any:
+    v, k = args[0], _front_axes(idx)
+    if k:  # numpy's indexing expects the advanced-index axes in front of the batch axis
+        v = transpose(v, axes=tuple(range(1, k + 1)) + (0,) + tuple(range(k + 1, ndim(v))))
+    return scatter_add(v, idx=(ALL,) + idx, shape=(size,) + shape)
 
 
 scatter_add = Primitive(
     "scatter_add", _scatter_add,
-    jvp=(_scatter_jvp,),
+    jvp=(lambda v_dot, y, v, *, idx, shape: scatter_add(v_dot, idx=idx, shape=shape),),
     vjp=(lambda y_bar, y, v, *, idx, shape: getitem(y_bar, idx=idx),),
+    saves=("",), batch=_scatter_batch,
 )
 
 
 def _concat_vjp(i: int, y_bar: Any, y: Any, *xs: Any, axis: int) -> Any:
     start = sum(shape_of(x)[axis] for x in xs[:i])
     return getitem(y_bar, idx=(Ellipsis, slice(start, start + shape_of(xs[i])[axis]))
-                   + (slice(None),) * (-axis - 1))
+                   + (ALL,) * (-axis - 1))
 
 
-concatenate = Primitive(
+concatenate = Primitive(  # axis counted from the end: a leading batch axis leaves it as is
     "concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
     jvp_joint=lambda x_dots, y, *xs, axis: concatenate(*x_dots, axis=axis),
-    vjp=Each(_concat_vjp),
+    vjp=Each(_concat_vjp), saves=("",),
     array_api=lambda xp, *xs, axis: xp.concat(list(xs), axis=axis),
 )

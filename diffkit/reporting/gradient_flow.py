@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import data, nn, optim
-from ..backends.reverse import no_grad
+from ..backends.tensor import no_grad
 
 try:
     import tomllib
