@@ -47,13 +47,16 @@ class ForwardInterpreter(Interpreter):
         self.observe = observe
 
     def process(self, prim: Primitive, args: Any, params: dict) -> Any:
-        xs, x_dots = [], []
+        xs, x_dots, boxed = [], [], False
         for a in args:
-            mine = type(a) is Dual and a._interp is self
-            xs.append(a.value if mine else a)
-            x_dots.append(a.tangent if mine else None)
-        y = bind(prim, *xs, **params) if any(isinstance(x, Box) for x in xs) \
-            else prim.impl(*xs, **params)
+            if type(a) is Dual and a._interp is self:
+                a, x_dot = a.value, a.tangent
+            else:
+                x_dot = None
+            boxed = boxed or isinstance(a, Box)
+            xs.append(a)
+            x_dots.append(x_dot)
+        y = bind(prim, *xs, **params) if boxed else prim.impl(*xs, **params)
         if prim.jvp_joint is not None:
             y_dot = prim.jvp_joint([zeros(x) if t is None else t for x, t in zip(xs, x_dots)],
                                    y, *xs, **params)
@@ -63,8 +66,8 @@ class ForwardInterpreter(Interpreter):
                 if x_dot is not None:
                     term = prim.jvp[i](x_dot, y, *xs, **params)
                     y_dot = term if y_dot is None else y_dot + term
-            if prim.broadcasts and shape(y_dot) != shape(y):  # a broadcast input's tangent
-                y_dot = broadcast_to(y_dot, shape=shape(y))
+            if prim.broadcasts and type(y) is not np.float64 and shape(y_dot) != shape(y):
+                y_dot = broadcast_to(y_dot, shape=shape(y))  # a broadcast input's tangent
         out = Dual(self, y, y_dot)
         if self.observe is not None:
             self.observe(prim, args, out)

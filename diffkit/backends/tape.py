@@ -64,23 +64,23 @@ class ReverseInterpreter(Interpreter):
         self.nodes: list[Node] | None = [] if wengert else None
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
-        inputs, parents, box = [], [], None
+        inputs, parents, box, boxed = [], [], None, False
         for i, a in enumerate(args):
             if isinstance(a, Box) and a._interp is self:
                 box = type(a)
                 if a.node is not None:
                     parents.append((i, a.node))
                 a = a.value
+            boxed = boxed or isinstance(a, Box)
             inputs.append(a)
-        out = bind(prim, *inputs, **params) if any(isinstance(v, Box) for v in inputs) \
-            else prim.impl(*inputs, **params)
+        out = bind(prim, *inputs, **params) if boxed else prim.impl(*inputs, **params)
         if not parents or not self.recording:
             return box(self, out, None)
-        if self.nodes is None:
-            node = Node(prim, params, *kept(prim, [i for i, _ in parents], inputs, out),
-                        tuple(parents))
-        else:
-            node = Node(prim, params, inputs, out, tuple(parents))
+        saved = out
+        if type(out) is np.ndarray and out.nbytes >= _BIG and self.nodes is None:
+            inputs, saved = kept(prim, [i for i, _ in parents], inputs, out)
+        node = Node(prim, params, inputs, saved, tuple(parents))
+        if self.nodes is not None:
             self.nodes.append(node)
         return box(self, out, node)
 
@@ -89,10 +89,8 @@ _BIG = 1 << 16  # below 64 kB, keeping an array costs less than hollowing it (me
 
 
 def kept(prim: Primitive, argnums: list[int], inputs: list[Any], out: Any) -> tuple[list, Any]:
-    """``(inputs, out)`` as the tape keeps them: large arrays that the VJP rules of
-    ``argnums`` do not read (``Primitive.saves``) are kept as shape and dtype only."""
-    if not (type(out) is np.ndarray and out.nbytes >= _BIG):
-        return inputs, out
+    """``(inputs, out)`` as the tape keeps them: arrays that the VJP rules of ``argnums``
+    do not read (``Primitive.saves``) are kept as shape and dtype only."""
     keep = prim.kept(tuple(argnums), len(inputs))
     return [v if k else _hollow(v) for v, k in zip(inputs, keep[1:])], \
         out if keep[0] else _hollow(out)
@@ -139,7 +137,8 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False,
                 raise DiffkitError(
                     "backward through a tape that was already released by an earlier backward "
                     "pass; call backward(retain_graph=True) the first time to go back twice")
-            sums.passed_on(y_bar)
+            if type(y_bar) is np.ndarray:
+                sums.passed_on(y_bar)
             for i, parent in node.parents:
                 x_bar = sums.add(parent, node, i, y_bar)
                 if observe is not None:
@@ -180,8 +179,8 @@ class Sums:
             prim.vjp_add(total, y_bar, **node.params)
             return None
         x_bar = prim.vjp[i](y_bar, node.out, *inputs, **node.params)
-        if prim.broadcasts and shape(x_bar) != shape(inputs[i]):
-            x_bar = sum_to(x_bar, shape(inputs[i]))
+        if prim.broadcasts and type(x_bar) is not np.float64 and shape(x_bar) != shape(inputs[i]):
+            x_bar = sum_to(x_bar, shape(inputs[i]))  # (a scalar adjoint belongs to a scalar)
         parent.bar = self._sum(total, x_bar, fresh=x_bar is not y_bar)
         return x_bar
 
