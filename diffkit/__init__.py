@@ -11,7 +11,7 @@ array([0.        , 1.38177329])
 import importlib
 
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
-from .backends import Backend, backend, backends
+from .backends import Backend, NotApplicable, backend, backends
 from .backends.tensor import Tensor, gradients, no_grad, tensor
 from .core import DiffkitError
 from .graph import graph
@@ -32,6 +32,6 @@ def __getattr__(name: str):
 
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "Tensor", "backend", "backends", "compare", "data", "derive",
+__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "backend", "backends", "compare", "data", "derive",
            "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
            "no_grad", "optim", "tensor", "trace", "value_and_grad", "vjp"]

@@ -29,6 +29,10 @@ class DiffkitError(ValueError):
     """A mistake in how diffkit was called; the message says what to do instead."""
 
 
+class NotApplicable(DiffkitError):
+    """This way of differentiating has no answer here (no closed form, not complex-safe ...)."""
+
+
 # --------------------------------------------------------------------------- primitives
 
 

@@ -23,7 +23,7 @@ from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis
                    ones, ones_like, pi, zeros, zeros_like)
 
 from . import primitives as _p
-from .core import Box, DiffkitError, _namespace, bind, ndim, primal
+from .core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
 from .core import shape as _shape_of
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
@@ -134,7 +134,7 @@ def getitem(x: Any, idx: Any) -> Any:
     idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, Box, _np.ndarray)) else i
                 for i in idx)
     if any(isinstance(i, _np.ndarray) and i.dtype == object for i in idx):
-        raise DiffkitError("the symbolic backend needs a closed form, but this function "
+        raise NotApplicable("the symbolic backend needs a closed form, but this function "
                            "selects entries by a condition on values (x[x > 0]); write it "
                            "with dnp.where(cond, x, 0), or use another backend")
     return bind(_p.getitem, x, idx=idx)

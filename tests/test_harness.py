@@ -10,7 +10,8 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench.harness import FIELDS, append_result, read_results
 from diffkit.bench.cells import run_isolated
-from diffkit.bench.measure import error_against, tape_length
+from diffkit.backends.counting import tape_length
+from diffkit.bench.measure import error_against
 
 
 def test_compare_records_every_field_with_real_values():

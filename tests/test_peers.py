@@ -131,10 +131,10 @@ def test_jax_jit_compiles_once_and_reports_setup():
     f, x = catalog.get("rosenbrock").make(n=5)
     g = dk.grad(f, backend=b)
     g(x)
-    first = b.last_setup_s
+    first = b.stats(f, x)["setup_s"]
     assert first > 0
     assert_close(g(x + 1.0), reference(f, x + 1.0).derivative, rtol=1e-12)
-    assert b.last_setup_s == first  # the same compiled function: no new compile
+    assert b.stats(f, x)["setup_s"] == first  # the same compiled function: no new compile
     with pytest.raises(dk.DiffkitError, match="branches on values.*dnp.where"):
         dk.derivative(catalog.get("piecewise").fn, backend=b)(0.5)
 
@@ -176,8 +176,9 @@ def test_numdifftools_options():
 
 def test_scipy_counts_evaluations():
     b = make("scipy", {})
-    dk.grad(catalog.get("booth").fn, backend=b)([0.5, 1.0])
-    assert b.last_fevals > 2
+    f = catalog.get("booth").fn
+    dk.grad(f, backend=b)([0.5, 1.0])
+    assert b.stats(f, [0.5, 1.0])["fevals"] > 2
 
 
 # --------------------------------------------------------------------------- registration

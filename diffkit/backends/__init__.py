@@ -2,9 +2,12 @@
 
 A backend differentiates a function of ONE array ``x`` (the transforms in
 :mod:`diffkit.transforms` take care of ``argnums``, several arguments and pytrees).
-It implements what it can of :class:`Backend`; ``hessian`` and ``derivative`` have
-defaults built from the others. Backends are found by name: the built-in ones, then
-the entry-point group ``diffkit.backends`` (a third-party package registers
+It implements what it can of :class:`Backend`; ``jvp``, ``vjp`` (from the whole Jacobian),
+``hessian`` and ``derivative`` have defaults built from the others. A question a backend
+cannot answer by its nature (no closed form, no complex step) raises
+:class:`NotApplicable`; ``stats()`` tells the harness what else it measured (setup time,
+evaluations, sizes). Backends are found by name: the built-in ones, then the entry-point
+group ``diffkit.backends`` (a third-party package registers
 ``name = "package.module:BackendClass"`` there).
 
 >>> import diffkit as dk
@@ -21,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core import DiffkitError
+from ..core import DiffkitError, NotApplicable
 
 Fun = Callable[[Any], Any]
 
@@ -30,6 +33,15 @@ BUILTIN = {
     "reverse": "diffkit.backends.reverse:ReverseBackend",
     "symbolic": "diffkit.backends.symbolic:SymbolicBackend",
     "numeric": "diffkit.backends.numeric:NumericBackend",
+}
+STATS = {  # what Backend.stats() may report: the harness's size and setup columns
+    "setup_s": "seconds of one-off work before the calls (symbolic derive + compile, jit)",
+    "fevals": "evaluations of f for one derivative (finite differences)",
+    "step": "the finite-difference step(s) used",
+    "expr_nodes": "nodes of the symbolic derivative as a tree (repeats counted)",
+    "expr_dag_nodes": "nodes of the symbolic derivative after common-subexpression elimination",
+    "tape_ops": "primitives recorded on the tape (reverse) or the trace (forward)",
+    "tape_bytes": "bytes of the arrays a reverse tape keeps for the backward pass",
 }
 
 
@@ -51,9 +63,9 @@ class Backend:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"backend({self.name!r}{', ' if opts else ''}{opts})"
 
-    def _missing(self, what: str) -> DiffkitError:
-        return DiffkitError(f"the {self.name!r} backend does not compute {what}; "
-                            f"backends: {', '.join(backends())}")
+    def _missing(self, what: str) -> NotApplicable:
+        return NotApplicable(f"the {self.name!r} backend does not compute {what}; "
+                             f"backends: {', '.join(backends())}")
 
     def value_and_grad(self, fun: Fun, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         """``(f(x), aux, ∇f(x))`` for scalar ``f`` (``aux`` is None without has_aux)."""
@@ -69,17 +81,23 @@ class Backend:
         check_scalar(value, "grad")
         return value, aux, (lambda z: fun(z)[0]) if has_aux else fun
 
-    def jvp(self, fun: Fun, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        """``(f(x), J(x) x_dot)``."""
-        raise self._missing("Jacobian-vector products")
-
-    def vjp(self, fun: Fun, x: Any) -> tuple[Any, Callable[[Any], Any]]:
-        """``(f(x), u -> uᵀ J(x))``."""
-        raise self._missing("vector-Jacobian products")
-
     def jacobian(self, fun: Fun, x: Any) -> Any:
         """``J(x)`` with shape ``f(x).shape + x.shape``."""
         raise self._missing("Jacobians")
+
+    def value_and_jacobian(self, fun: Fun, x: Any) -> tuple[Any, Any]:
+        """``(f(x), J(x))``, what the default ``jvp`` and ``vjp`` contract."""
+        return fun(x), self.jacobian(fun, x)
+
+    def jvp(self, fun: Fun, x: Any, x_dot: Any) -> tuple[Any, Any]:
+        """``(f(x), J(x) x_dot)``; by default the whole Jacobian times ``x_dot``."""
+        y, jac = self.value_and_jacobian(fun, x)
+        return y, to_numpy(np.tensordot(jac, x_dot, axes=np.ndim(x_dot)))
+
+    def vjp(self, fun: Fun, x: Any) -> tuple[Any, Callable[[Any], Any]]:
+        """``(f(x), y_bar -> y_barᵀ J(x))``; by default from the whole Jacobian."""
+        y, jac = self.value_and_jacobian(fun, x)
+        return y, lambda y_bar: to_numpy(np.tensordot(y_bar, jac, axes=np.ndim(y_bar)))
 
     def hessian(self, fun: Fun, x: Any) -> Any:
         """The Jacobian of the gradient, both by this backend."""
@@ -88,6 +106,23 @@ class Backend:
     def derivative(self, fun: Fun, x: Any) -> Any:
         """Elementwise derivative of an elementwise ``fun`` over the array ``x``."""
         return self.jvp(fun, x, np.ones_like(x))[1]
+
+    def stats(self, fun: Fun, x: Any) -> dict[str, Any]:
+        """What this backend measured of its latest derivative of ``fun`` at ``x``, beyond
+        time and memory: keys of :data:`STATS` (none by default)."""
+        return {}
+
+
+def to_numpy(v: Any, convert: Callable[[Any], Any] = np.asarray) -> Any:
+    """A result as diffkit returns it: a writable float64 array, or np.float64 for 0-d.
+
+    ``convert`` turns another library's array into numpy's.
+
+    >>> to_numpy([1, 2]), to_numpy(np.array(3.0))
+    (array([1., 2.]), np.float64(3.0))
+    """
+    arr = np.array(convert(v), dtype=np.float64)
+    return arr[()] if arr.ndim == 0 else arr
 
 
 def _plugins() -> dict[str, Any]:

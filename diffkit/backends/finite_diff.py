@@ -19,6 +19,8 @@ from typing import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core import NotApplicable
+
 __all__ = ["FDResult", "ComplexStepError", "derivative", "gradient", "jacobian", "hessian"]
 
 EPS = np.finfo(float).eps
@@ -33,7 +35,7 @@ _ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
 _SAFER = "use method='central' or 'richardson'"
 
 
-class ComplexStepError(ValueError):
+class ComplexStepError(NotApplicable):
     """f is not complex-step safe (not analytic, or uses abs/maximum/comparisons)."""
 
 

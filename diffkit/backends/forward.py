@@ -21,6 +21,7 @@ from ..core import Box, Interpreter, Primitive, bind, new_level, shape
 from ..primitives import broadcast_to, reshape, transpose
 from ..pytree import tree_map
 from . import Backend
+from .counting import tape_length
 
 
 class Dual(Box):
@@ -129,3 +130,6 @@ class ForwardBackend(Backend):
         y, g, aux = jacobian_forward(fun, x, has_aux)
         check_scalar(y, "grad")
         return y, aux, g
+
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        return {"tape_ops": tape_length(fun, x)}

@@ -4,7 +4,8 @@ Configured like ``dk.backend("numeric", method="richardson")`` (methods: forward
 backward, central with ``order`` 2/4/6/8, complex, richardson; ``step=None`` chooses
 the step from the method's error model). The engine is :mod:`diffkit.backends.finite_diff`;
 ``last`` keeps the latest :class:`~diffkit.backends.finite_diff.FDResult` (step, error
-estimate, function evaluations, notes) for the harness and for teaching.
+estimate, function evaluations, notes) for teaching; ``stats()`` gives the harness its
+evaluations and step.
 
 >>> import diffkit as dk, diffkit.numpy as dnp
 >>> rich = dk.backend("numeric", method="richardson")
@@ -58,9 +59,10 @@ class NumericBackend(Backend):
         return self._run(fd.derivative, fun, x)
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
+        """One derivative along ``x_dot`` (not the whole Jacobian)."""
         along = self._run(fd.jacobian, lambda t: fun(x + t * x_dot), np.float64(0.0), batched=False)
         return fun(x), along
 
-    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
-        jac = self.jacobian(fun, x)
-        return fun(x), lambda y_bar: np.tensordot(y_bar, jac, axes=np.ndim(y_bar))
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        last = self.last
+        return {} if last is None else {"fevals": int(last.fevals), "step": last.step}

@@ -19,6 +19,7 @@ from ..checks import as_input, check_output, check_scalar, like_input, split_aux
 from ..core import DiffkitError, new_level, primal, shape
 from ..pytree import tree_map
 from . import Backend
+from .counting import tape_length
 from .tape import Node, ReverseInterpreter, backprop
 from .tensor import Tensor
 
@@ -83,6 +84,25 @@ class ReverseBackend(Backend):
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self.value_and_grad(lambda z: dnp.sum(fun(z)), x, False)[2]  # f is elementwise
+
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        return {"tape_ops": tape_length(fun, x), "tape_bytes": tape_bytes(fun, x)}
+
+
+def tape_bytes(fun: Callable, x: Any) -> int:
+    """Bytes of the arrays a tape of ``fun`` at ``x`` keeps for the backward pass."""
+    _, _, y, _ = record(fun, x)
+    total, seen, stack = 0, set(), [getattr(y, "node", None)]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for v in (node.out, *(node.inputs or ())):
+            if isinstance(v, np.ndarray) and v.strides and all(v.strides):  # not a hollow view
+                total += v.nbytes
+        stack.extend(p for _, p in node.parents)
+    return total
 
 
 def _rows(y: Any, pull: Callable[[Any], Any]) -> Any:

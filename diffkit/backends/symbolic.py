@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sp
 
 from . import Backend
-from ..core import Box, DiffkitError, Primitive, Interpreter, new_level, primal, shape
+from ..core import Box, DiffkitError, Interpreter, NotApplicable, Primitive, new_level, primal, shape
 
 KINDS = ("derivative", "grad", "jacobian", "hessian")
 
@@ -131,7 +131,7 @@ def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol
             y = fun(Sym(t, xs))
         except TypeError as exc:
             if "truth value" in str(exc) or "Relational" in str(exc):
-                raise DiffkitError(
+                raise NotApplicable(
                     "the symbolic backend needs a closed form, but this function branches on "
                     "a value (if/while/max on a traced number); write the branch with "
                     "dnp.where(cond, a, b), or use the forward, reverse or numeric backend"
@@ -207,42 +207,54 @@ def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
     return out[()] if out.ndim == 0 else out
 
 
-def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
-           simplify: bool = False) -> Derivation:
-    """Interpreter ``fun`` at the shape of ``x``, differentiate, compile; timed as ``setup_s``."""
+def differentiate(syms: list[sp.Symbol], f: Any, kind: str, x_shape: tuple[int, ...],
+                  simplify: bool = False) -> tuple[list[Any], list[Any], tuple[int, ...]]:
+    """The exact derivative of ``f`` (from :func:`to_sympy`): ``(f_flat, d_flat, d_shape)``.
+
+    ``kind`` ``hessian`` gives every second derivative of the scalar f, the others every
+    first derivative of each entry of f (shape ``f.shape + x.shape``); DiracDelta terms
+    (derivatives of sign: zero almost everywhere) are dropped.
+
+    >>> syms, f = to_sympy(lambda x: x ** 3, 0.0)
+    >>> differentiate(syms, f, "hessian", ())[1]
+    [6*x]
+    """
     if kind not in KINDS:
         raise DiffkitError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    f_flat = [sp.sympify(e) for e in np.ravel(np.asarray(f, dtype=object))]
+    if kind == "hessian":
+        d_flat = [sp.diff(f_flat[0], a, b) for a in syms for b in syms]
+        d_shape = x_shape + x_shape
+    else:
+        d_flat = [sp.diff(fi, s) for fi in f_flat for s in syms]
+        d_shape = np.shape(f) + x_shape
+    return f_flat, [_tidy(e, simplify) for e in d_flat], d_shape
+
+
+def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
+           simplify: bool = False) -> Derivation:
+    """Trace ``fun`` at the shape of ``x``, differentiate, compile; timed as ``setup_s``."""
     start = time.perf_counter()
     syms, f = to_sympy(fun, x)
     if kind in ("derivative", "grad", "hessian") and np.ndim(f) != 0:
         raise DiffkitError(f"{kind} needs a scalar-valued function, got shape {np.shape(f)}; "
                            "use jacobian")
-    f_flat = [sp.sympify(e) for e in np.ravel(np.asarray(f, dtype=object))]
-    if kind == "derivative":
-        d = sp.diff(f_flat[0], syms[0])
-    elif kind == "hessian":
-        d = np.array([[sp.diff(f_flat[0], a, b) for b in syms] for a in syms], dtype=object)
-    else:
-        d = np.array([[sp.diff(fi, s) for s in syms] for fi in f_flat], dtype=object)
-        d = d.reshape(np.shape(f) + shape(x))
-    if kind == "hessian":
-        d = d.reshape(shape(x) + shape(x))
-    d = _tidy(d, simplify)
-    d_flat = list(np.ravel(np.asarray(d, dtype=object)))
+    f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x), simplify)
+    d = np.empty(len(d_flat), dtype=object)
+    d[:] = d_flat
     compiled = sp.lambdify(syms, f_flat + d_flat, modules="numpy", cse=cse)
     sizes = {"f_expr_nodes": tree_size(f_flat), "f_expr_dag_nodes": dag_size(f_flat),
              "expr_nodes": tree_size(d_flat), "expr_dag_nodes": dag_size(d_flat),
              "count_ops": int(sp.count_ops(d_flat))}
-    return Derivation(kind, syms, _unwrap(np.asarray(f, dtype=object)), _unwrap(d), cse,
-                      time.perf_counter() - start, sizes, compiled)
+    return Derivation(kind, syms, _unwrap(np.asarray(f, dtype=object)),
+                      _unwrap(d.reshape(d_shape)), cse, time.perf_counter() - start, sizes,
+                      compiled)
 
 
-def _tidy(d: Any, simplify: bool) -> Any:
+def _tidy(e: Any, simplify: bool) -> Any:
     """Drop DiracDelta terms (derivatives of sign: zero almost everywhere), maybe simplify."""
-    def one(e: Any) -> Any:
-        e = sp.sympify(e).replace(sp.DiracDelta, lambda *a: sp.S.Zero)
-        return sp.simplify(e) if simplify else e
-    return np.vectorize(one, otypes=[object])(d) if isinstance(d, np.ndarray) else one(d)
+    e = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+    return sp.simplify(e) if simplify else e
 
 
 class SymbolicBackend(Backend):
@@ -267,7 +279,7 @@ class SymbolicBackend(Backend):
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         if has_aux:
-            raise DiffkitError("the symbolic backend does not support has_aux; return only the "
+            raise NotApplicable("the symbolic backend does not support has_aux; return only the "
                                "value, or use the reverse backend")
         f, g = self.derivation(fun, x, "grad")(x)
         return f, None, g.reshape(shape(x))
@@ -281,10 +293,10 @@ class SymbolicBackend(Backend):
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self.derivation(fun, np.float64(0.0), "derivative")(x)[1]
 
-    def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        f, jac = self.derivation(fun, x, "jacobian")(x)
-        return f, np.tensordot(jac, x_dot, axes=np.ndim(x_dot))
+    def value_and_jacobian(self, fun: Callable, x: Any) -> tuple[Any, Any]:
+        return self.derivation(fun, x, "jacobian")(x)
 
-    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
-        f, jac = self.derivation(fun, x, "jacobian")(x)
-        return f, lambda y_bar: np.tensordot(y_bar, jac, axes=np.ndim(y_bar))
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        last = self.last
+        return {} if last is None else {"setup_s": last.setup_s, **{
+            k: last.sizes[k] for k in ("expr_nodes", "expr_dag_nodes")}}

@@ -3,7 +3,8 @@
 A symbolic derivative that swells without bound, a user function that loops forever,
 allocates without limit, prints megabytes, crashes the interpreter or kills itself
 must not take the sweep down with it: each becomes a record with a ``status``
-(``timeout``, ``oom``, ``error``, ``n/a``) and a one-line ``message``. The child is
+(``timeout``, ``oom``, ``error``, or ``n/a`` where a backend raised
+:class:`~diffkit.core.NotApplicable`) and a one-line ``message``. The child is
 forked, so it starts with everything the parent has (including functions defined in
 a notebook); its memory limit is on address space (``RLIMIT_AS``), counted on top of
 what the process already maps.
@@ -19,8 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-NOT_APPLICABLE = ("needs a closed form", "not complex-step safe", "not complex-safe",
-                  "does not compute", "does not support")
+from ..core import NotApplicable
 
 
 def _mapped_bytes() -> int:
@@ -46,9 +46,7 @@ def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     except Exception as exc:  # the user's code may raise anything: report it, one line
         lines = [line for line in str(exc).splitlines() if line.strip()] or [""]
         message = f"{type(exc).__name__}: {lines[0].strip()}"[:300]  # first line with text
-        applicable = isinstance(exc, ValueError) and any(
-            s in str(exc) for s in NOT_APPLICABLE)
-        out = {"status": "n/a" if applicable else "error", "message": message}
+        out = {"status": "n/a" if isinstance(exc, NotApplicable) else "error", "message": message}
     try:
         conn.send(out)
     except Exception as exc:  # e.g. an unpicklable result

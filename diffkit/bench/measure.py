@@ -15,6 +15,9 @@ The rules, stated once (and shown in reports):
 * **size**: ``tape_ops`` primitives recorded (reverse tape; the forward trace has the
   same length); ``expr_nodes`` / ``expr_dag_nodes`` the symbolic derivative as a tree
   and after CSE; ``fevals`` function evaluations of the numeric backend.
+
+Setup time and sizes are the backend's own answer to
+:meth:`~diffkit.backends.Backend.stats`; nothing here depends on which backend it is.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 
 from .. import transforms
 from ..backends import Backend
-from ..core import Box, Interpreter, bind, new_level, primal
+from ..core import primal
 
 TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
               "jacobian": transforms.jacobian}
@@ -81,51 +84,6 @@ def peak_bytes(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
-class _Counter(Interpreter):
-    """Counts the primitive calls a function makes on its input (its trace length)."""
-
-    def __init__(self, level: int) -> None:
-        super().__init__(level)
-        self.ops = 0
-
-    def process(self, prim: Any, args: Any, params: dict) -> Any:
-        self.ops += 1
-        return _Counted(self, bind(prim, *(primal_of(a, self) for a in args), **params))
-
-
-class _Counted(Box):
-    __slots__ = ()
-
-
-def primal_of(a: Any, trace: Interpreter) -> Any:
-    return a.value if type(a) is _Counted and a._interp is trace else a
-
-
-def tape_length(f: Callable, x: Any) -> int:
-    """Primitive calls that depend on the input: the tape/trace length of ``f`` at ``x``."""
-    with new_level(_Counter) as counter:
-        f(_Counted(counter, x))
-    return counter.ops
-
-
-def tape_bytes(f: Callable, x: Any) -> int:
-    """Bytes of the arrays a reverse-mode tape of ``f`` at ``x`` keeps for the backward pass."""
-    from ..backends.reverse import record
-
-    _, _, y, _ = record(f, x)
-    total, seen, stack = 0, set(), [getattr(y, "node", None)]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for v in (node.out, *(node.inputs or ())):
-            if isinstance(v, np.ndarray) and v.strides and all(v.strides):  # not a hollow view
-                total += v.nbytes
-        stack.extend(p for _, p in node.parents)
-    return total
-
-
 def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
             repeat: int = 5) -> dict[str, Any]:
     """Everything the harness records for one (function, backend) cell."""
@@ -141,21 +99,8 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec["f_time_s"], _ = timed(lambda: f(x), repeat)
     rec["cost_ratio"] = rec["time_s"] / rec["f_time_s"] if rec["f_time_s"] > 0 else None
     rec["peak_bytes"] = peak_bytes(lambda: diff(x))
-    rec["setup_s"] = float(getattr(backend, "last_setup_s", 0.0) or 0.0)  # e.g. jit compile
-    if backend.name in ("forward", "reverse"):
-        rec["tape_ops"] = tape_length(f, x)
-        if backend.name == "reverse":
-            rec["tape_bytes"] = tape_bytes(f, x)
-    last = getattr(backend, "last", None)
-    if backend.name == "symbolic" and last is not None:
-        rec["setup_s"] = last.setup_s
-        rec["expr_nodes"] = last.sizes["expr_nodes"]
-        rec["expr_dag_nodes"] = last.sizes["expr_dag_nodes"]
-    elif backend.name == "numeric" and last is not None:
-        rec["fevals"] = int(last.fevals)
-        rec["step"] = _plain(last.step)
-    elif getattr(backend, "last_fevals", None) is not None:  # plug-in numeric backends
-        rec["fevals"] = int(backend.last_fevals)
+    rec["setup_s"] = 0.0  # unless the backend says otherwise: eager AD traces in every call
+    rec.update({k: _plain(v) for k, v in backend.stats(f, x).items()})
     rec["first_call_s"] = first_call
     return rec
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import finite_diff as fd
+from ..backends import backend, finite_diff as fd
+from ..core import NotApplicable
 from .cells import run_isolated
-from .measure import error_against, tape_length
+from .measure import error_against
 from .reference import reference
 from .targets import Target, find_target
 
@@ -38,8 +39,8 @@ def step_errors(target: Target, methods: Sequence[str] = METHODS,
                 r = engine(target.f, target.x, method=method, step=h)
                 row["step"] = float(np.max(r.step))
                 row["error"], _ = error_against(r.value, ref)
-            except ValueError as exc:  # e.g. complex step on a function that is not safe
-                row.update(step=h, error=None, message=str(exc).splitlines()[0])
+            except NotApplicable as exc:  # e.g. the complex step on a non-analytic function
+                row.update(step=h, error=None, status="n/a", message=str(exc).splitlines()[0])
             rows.append(row)
     return rows
 
@@ -75,7 +76,6 @@ def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
 
         sym = run_isolated(symbolic, timeout, memory_mb)
         rows.append({"depth": k, "backend": "symbolic", **sym})
-        ops = tape_length(t.f, t.x)
-        rows += [{"depth": k, "backend": b, "status": "ok", "tape_ops": ops}
-                 for b in ("reverse", "forward")]
+        rows += [{"depth": k, "backend": b, "status": "ok",
+                  "tape_ops": backend(b).stats(t.f, t.x)["tape_ops"]} for b in ("reverse", "forward")]
     return rows

@@ -306,8 +306,7 @@ class Runner:
                                         "error": None, "auto": False, "status": out["status"],
                                         "message": out.get("message")} for m in todo]
             for r in rows:
-                status = r.get("status") or ("ok" if r.get("error") is not None else "n/a")
-                self._add({"sweep": "steps", **r, "function": fn, "status": status})
+                self._add({"sweep": "steps", **r, "function": fn, "status": r.get("status", "ok")})
         return [r for m in methods for r in self.steps[(fn, m)]]
 
     def swell_rows(self, fn: str, depth: int) -> list[Record]:

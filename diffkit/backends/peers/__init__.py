@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import Backend
+from .. import Backend, to_numpy  # noqa: F401  (the adapters' result type)
 from ...core import Box, DiffkitError, using
 
 PEERS = {  # backend name -> (module to import, library name, extra)
@@ -107,12 +107,6 @@ def on(xp: Any, fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
         with using(xp):
             return fun(z)
     return run
-
-
-def to_numpy(v: Any, to_numpy: Callable[[Any], Any] = np.asarray) -> Any:
-    """A result as diffkit returns it: a writable float64 array, or np.float64 for 0-d."""
-    arr = np.array(to_numpy(v), dtype=np.float64)
-    return arr[()] if arr.ndim == 0 else arr
 
 
 def ravelled(fun: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:

@@ -4,7 +4,7 @@ diffkit.numpy code runs on JAX arrays with ``jax.numpy`` as the array namespace.
 float64 mode is switched on at first use (diffkit computes in float64; in JAX's default
 float32 every figure would measure the dtype, not the method). With ``jit=True`` each
 (function, derivative kind, input shape) is traced and compiled once, ahead of time;
-that compile time is ``last_setup_s``, apart from the per-call time. A compiled function
+that compile time is ``stats()['setup_s']``, apart from the per-call time. A compiled function
 cannot branch on values (``if x > 0:``): JAX then says so; use ``dnp.where``.
 
 >>> import diffkit as dk, diffkit.numpy as dnp                            # doctest: +SKIP
@@ -36,7 +36,7 @@ class JaxBackend(PeerBackend):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.last_setup_s = 0.0
+        self._setup_s = 0.0
 
     def setup(self) -> None:
         self.lib().config.update("jax_enable_x64", True)
@@ -57,7 +57,7 @@ class JaxBackend(PeerBackend):
             start = time.perf_counter()
             lowered = self._explained(jax.jit(make(g)).lower)(*args)
             per_fun[key] = (lowered.compile(), time.perf_counter() - start)
-        compiled, self.last_setup_s = per_fun[key]
+        compiled, self._setup_s = per_fun[key]
         return compiled
 
     def _explained(self, fn: Callable) -> Callable:
@@ -113,5 +113,5 @@ class JaxBackend(PeerBackend):
     def hessian(self, fun: Callable, x: Any) -> Any:
         return to_numpy(self._build(fun, "hessian", self.lib().hessian, self.check(x))(x))
 
-    def derivative(self, fun: Callable, x: Any) -> Any:
-        return self.jvp(fun, x, np.ones_like(x))[1]
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        return {"setup_s": self._setup_s}

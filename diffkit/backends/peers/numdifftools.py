@@ -65,11 +65,3 @@ class NumdifftoolsBackend(PeerBackend):
         nd = self.lib()
         x = np.asarray(self.check(x), dtype=float)
         return to_numpy(nd.Derivative(fun, **self._options())(x))
-
-    def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        jac = self.jacobian(fun, x)
-        return fun(x), to_numpy(np.tensordot(jac, x_dot, axes=np.ndim(x_dot)))
-
-    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
-        jac = self.jacobian(fun, x)
-        return fun(x), lambda u: to_numpy(np.tensordot(u, jac, axes=np.ndim(u)))

@@ -3,7 +3,7 @@
 Adaptive central differences with Richardson-like refinement until a tolerance is met,
 the SciPy way: ``derivative`` (elementwise), ``jacobian`` and ``hessian``. SciPy calls
 the function on a whole batch of points at once (extra trailing axes); diffkit's
-functions take one point, so the batch is looped over here, and ``last_fevals`` counts
+functions take one point, so the batch is looped over here, and ``stats()`` counts
 the evaluations. Options (SciPy's names): ``order`` (8), ``initial_step`` (0.5),
 ``step_factor`` (2.0), ``maxiter`` (10).
 
@@ -45,7 +45,7 @@ class ScipyBackend(PeerBackend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.last_fevals: int | None = None
+        self._fevals: int | None = None
 
     def _sd(self) -> Any:
         return self.lib()  # scipy.differentiate
@@ -56,7 +56,7 @@ class ScipyBackend(PeerBackend):
         f = pointwise(lambda v: fun(v.reshape(x.shape)), x.size, counter)
         opts = {k: self.options[k] for k in ("order", "maxiter", "initial_step", "step_factor")}
         res = getattr(self._sd(), tool)(f, x.ravel(), **opts)
-        self.last_fevals = counter[0]
+        self._fevals = counter[0]
         return to_numpy(np.reshape(res.ddf if tool == "hessian" else res.df, out_shape))
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
@@ -78,12 +78,8 @@ class ScipyBackend(PeerBackend):
             res = self._sd().derivative(fun, x, **opts)
         except (ValueError, TypeError):  # branches on a value (if x < 0:): one point a time
             res = self._sd().derivative(np.vectorize(fun, otypes=[float]), x, **opts)
-        self.last_fevals = int(np.max(res.nfev))
+        self._fevals = int(np.max(res.nfev))
         return to_numpy(res.df)
 
-    def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        return fun(x), to_numpy(np.tensordot(self.jacobian(fun, x), x_dot, axes=np.ndim(x_dot)))
-
-    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
-        jac = self.jacobian(fun, x)
-        return fun(x), lambda u: to_numpy(np.tensordot(u, jac, axes=np.ndim(u)))
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        return {} if self._fevals is None else {"fevals": self._fevals}
