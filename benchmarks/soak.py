@@ -7,7 +7,7 @@ The programs and the oracle are those of the test suite (``tests/strategies.py``
 line programs over the whole primitive table (gradients, Jacobians, Hessians, nested
 gradients), elementwise programs (``dk.derivative``) and programs with loops and branches,
 each judged against the 40-digit reference with the documented tolerances. Every program is
-judged in its own child process under a time and memory limit (``diffkit.bench.cells``), so a
+judged in its own child process under a time limit (``diffkit.bench.cells.run_isolated``), so a
 hang or a crash is a finding, not the end of the run. Disagreements are minimised by a
 greedy shrinker and printed as programs you can paste into a test.
 
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import strategies as S  # noqa: E402
+from diffkit.bench.cells import run_isolated  # noqa: E402
 
 # (family, kind, weight)
 MIX = (("straight", "grad", 30), ("straight", "jacobian", 12), ("elementwise", "derivative", 12),
@@ -82,42 +83,10 @@ def signature(v: dict) -> str:
     return f"{v['backend']} {v['kind']} {v['status']} {words}".strip()
 
 
-def cell(job: Any, timeout: float, memory_mb: float | None = None) -> dict:
-    """Like diffkit.bench.cells.run_isolated, but the child may fork cells of its own (the
-    judge isolates the reference and the symbolic backend)."""
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-
-    def child() -> None:
-        # (no memory limit here: the reference and symbolic cells inside set their own,
-        # S.SYMPY_MEMORY_MB, and a limit here would cap theirs)
-        try:
-            out = {"status": "ok", **job()}
-        except BaseException as exc:  # noqa: BLE001
-            out = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:300]}
-        send.send(out)
-        os._exit(0)
-
-    proc = ctx.Process(target=child)
-    proc.start()
-    send.close()
-    try:
-        if recv.poll(timeout):
-            try:
-                return recv.recv()
-            except EOFError:
-                pass
-        else:
-            return {"status": "timeout", "message": f"no result within {timeout:g} s"}
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-    return {"status": "error", "message": f"judge process died (exit code {proc.exitcode})"}
-
-
-def judged(family: str, p: S.Program, timeout: float, memory_mb: float) -> list[dict]:
-    r = cell(lambda: {"verdicts": verdicts(family, p, timeout / 3)}, timeout=timeout)
+def judged(family: str, p: S.Program, timeout: float) -> list[dict]:
+    # no memory limit on the judge: the reference and symbolic cells it forks set their own
+    # (S.SYMPY_MEMORY_MB), and a limit here would cap theirs
+    r = run_isolated(lambda: {"verdicts": verdicts(family, p, timeout / 3)}, timeout, None)
     if r["status"] != "ok":
         return [{"backend": "harness", "kind": p.kind, "status": "error", "error": float("nan"),
                  "tol": float("nan"), "message": f"{r['status']}: {r.get('message')}", "kappa": float("nan")}]
@@ -131,7 +100,7 @@ def worker(indices: list[int], args: argparse.Namespace, out: Any) -> None:
     for index in indices:
         family, p, _ = make(index, args.seed)
         start = time.perf_counter()
-        vs = judged(family, p, args.timeout, args.memory)
+        vs = judged(family, p, args.timeout)
         record = {"index": index, "family": family, "kind": p.kind, "program": p.pretty(),
                   "source": p.source, "x": S.np.asarray(p.x).tolist(),
                   "verdicts": vs, "seconds": time.perf_counter() - start}
@@ -140,7 +109,7 @@ def worker(indices: list[int], args: argparse.Namespace, out: Any) -> None:
             sig = {signature(v) for v in bad}
 
             def still_bad(c: S.Program, sig: set = sig) -> bool:
-                return bool(sig & {signature(v) for v in judged(family, c, args.timeout, args.memory)
+                return bool(sig & {signature(v) for v in judged(family, c, args.timeout)
                                    if v["status"] in ("disagree", "error")})
 
             small = S.shrink(p, still_bad, budget=args.shrink_budget)

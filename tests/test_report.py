@@ -186,3 +186,46 @@ def test_the_command_writes_the_report_and_reports_mistakes_in_one_line(tmp_path
     err = capsys.readouterr().err
     assert code == 2 and "unknown figure 'nope'" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+GRADIENT_FLOW = {  # the smallest training experiment: one network, depth 3
+    "experiment": "gradient_flow",
+    "setup": {"seed": 0, "width": 4, "batch": 32, "noise": 0.1, "seeds": 1},
+    "figure": [
+        {"name": "profile", "kind": "layer_profile", "title": "t", "caption": "c {width}",
+         "depth": 3, "panels": "architecture", "lines": "activation", "activations": ["tanh"],
+         "architectures": ["plain"], "inits": ["default"]},
+        {"name": "sweep", "kind": "depth_sweep", "title": "t", "caption": "c", "depths": [2, 3],
+         "panels": "architecture", "lines": "activation", "activations": ["tanh"],
+         "architectures": ["plain"], "inits": ["default"]},
+    ],
+}
+
+
+def test_a_spec_runs_the_experiment_it_declares(tmp_path):
+    out = build(GRADIENT_FLOW, tmp_path)
+    assert out == tmp_path / "captions.md" and "c 4" in out.read_text()
+    assert (tmp_path / "profile.png").is_file() and (tmp_path / "sweep.png").is_file()
+    got = json.loads((tmp_path / "gradients.json").read_text())
+    norms = got["profile"]["plain/tanh"]  # ||dL/dW_l|| of the 4 Linear layers
+    assert len(norms) == 4 and all(n > 0 for n in norms)
+    # the sweep's ratio at depth 3 is the same network's first / last layer norm
+    assert got["sweep"]["plain/tanh"]["3"] == pytest.approx(norms[0] / norms[-1], rel=1e-12)
+    with pytest.raises(ValueError, match="unknown experiment 'alchemy'; experiments: gradient_flow"):
+        build({"experiment": "alchemy"}, tmp_path)
+
+
+def test_the_jacobian_figure_measures_the_catalogs_tanh_ax():
+    import numpy as np
+
+    from diffkit import jacobian
+    from diffkit.bench import catalog
+    from diffkit.reporting.report import tanh_ax
+
+    t = tanh_ax(3, 4)
+    f, x = catalog.get("tanh_ax").make(n=4)
+    np.testing.assert_array_equal(t.x, x)
+    np.testing.assert_array_equal(t.f(x), f(x))
+    A = np.random.default_rng(0).normal(size=(3, 4)) / 2.0  # fixed seed, scaled by 1/sqrt(n)
+    expected = (1.0 - np.tanh(A @ x) ** 2)[:, None] * A  # d tanh(Ax)/dx = diag(1 - tanh²) A
+    np.testing.assert_allclose(jacobian(t.f, backend="reverse")(t.x), expected, rtol=1e-13)

@@ -315,18 +315,22 @@ def _where_piecewise(x: Any) -> Any:
                      dnp.where(x < 1.0, 1.0 + dnp.sin(x), 1.0 + np.sin(1.0) + dnp.log(safe)))
 
 
-def _babylonian_sqrt(a: Any) -> Any:
-    y = 0.5 * (a + 1.0)
-    while np.any(dnp.abs(y * y - a) > 1e-12 * a):
-        y = 0.5 * (y + a / y)
+def _until_converged(y: Any, a: Any, residual: Callable[[Any], Any],
+                     step: Callable[[Any], Any]) -> Any:
+    """``y = step(y)`` until ``|residual(y)| <= 1e-12 a`` everywhere: the trip count depends
+    on the value of ``a``."""
+    while np.any(dnp.abs(residual(y)) > 1e-12 * a):
+        y = step(y)
     return y
+
+
+def _babylonian_sqrt(a: Any) -> Any:
+    return _until_converged(0.5 * (a + 1.0), a, lambda y: y * y - a, lambda y: 0.5 * (y + a / y))
 
 
 def _newton_cbrt(a: Any) -> Any:
-    y = 1.0 + 0.0 * a
-    while np.any(dnp.abs(y ** 3 - a) > 1e-12 * a):
-        y = (2.0 * y + a / y ** 2) / 3.0
-    return y
+    return _until_converged(1.0 + 0.0 * a, a, lambda y: y ** 3 - a,
+                            lambda y: (2.0 * y + a / y ** 2) / 3.0)
 
 
 def _recursive_exp(x: Any) -> Any:
@@ -343,16 +347,18 @@ def _recursive_exp(x: Any) -> Any:
 # =========================================================================== vector-valued
 
 
-_TANH_AX_M = 3
-
-
 @functools.cache
-def _tanh_ax_matrix(n: int) -> np.ndarray:
-    return np.random.default_rng(0).normal(size=(_TANH_AX_M, n)) / np.sqrt(n)
+def _tanh_ax_matrix(m: int, n: int) -> np.ndarray:
+    return np.random.default_rng(0).normal(size=(m, n)) / np.sqrt(n)
 
 
-def _tanh_ax(x: Any) -> Any:
-    return dnp.tanh(dnp.matmul(_tanh_ax_matrix(x.shape[0]), x))
+def tanh_ax(x: Any, m: int = 3) -> Any:
+    """tanh(A x), A a fixed-seed m×n matrix (n = len(x)): a Jacobian of shape (m, n).
+
+    >>> tanh_ax(np.zeros(4), m=2)
+    array([0., 0.])
+    """
+    return dnp.tanh(dnp.matmul(_tanh_ax_matrix(m, x.shape[0]), x))
 
 
 def _broyden(x: Any) -> Any:
@@ -480,7 +486,7 @@ ENTRIES: list[Entry] = [
           "depends on x", point=_at(1.3),
           closed_form=False, group=_C),
     # ---------------------------------------------------------------- vector-valued
-    Entry("tanh_ax", _tanh_ax, "jacobian", "tanh(A x) with fixed-seed A (3 x n)",
+    Entry("tanh_ax", tanh_ax, "jacobian", "tanh(A x) with fixed-seed A (3 x n)",
           point=_ramp(-1.0, 1.0), n=4, group=_V),
     Entry("broyden", _broyden, "jacobian",
           "Broyden's tridiagonal system (3 - 2 x_i) x_i - x_{i-1} - 2 x_{i+1} + 1",

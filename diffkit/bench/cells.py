@@ -7,7 +7,8 @@ must not take the sweep down with it: each becomes a record with a ``status``
 :class:`~diffkit.core.NotApplicable`) and a one-line ``message``. The child is
 forked, so it starts with everything the parent has (including functions defined in
 a notebook); its memory limit is on address space (``RLIMIT_AS``), counted on top of
-what the process already maps.
+what the process already maps. A job may run isolated cells of its own (the child is not
+a daemon); ``memory_mb=None`` leaves their limits to them.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
     """``job()``'s dict with ``status: ok``, or a failure record; never raises for the job."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(job, send, memory_mb), daemon=True)
+    proc = ctx.Process(target=_child, args=(job, send, memory_mb))
     proc.start()
     send.close()
     try:

@@ -17,6 +17,7 @@ import math
 import re
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,32 +121,45 @@ def setting(values: dict, p: str, pv: str, ln: str, lv: str) -> dict[str, str]:
     return out
 
 
-def layer_profile(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
+def each_line(fig_spec: dict, ax_row: Any, curve: Callable[[dict[str, str]], tuple],
+              **style: Any) -> dict:
+    """One panel per panel value, one line per line value: ``curve(setting)`` gives
+    ``(xs, ys, result)``, drawn on a log y axis; returns the results keyed ``panel/line``."""
     p, pvals, ln, lvals, values = grid(fig_spec)
-    depth, results = fig_spec["depth"], {}
+    results = {}
     for ax, pv in zip(ax_row, pvals):
         for lv in lvals:
-            s = setting(values, p, pv, ln, lv)
-            norms = mean_norms(setup, depth, s["activation"], s["architecture"], s["init"], X, y)
-            results[f"{pv}/{lv}"] = norms.tolist()
-            ax.semilogy(np.arange(1, len(norms) + 1), norms, label=lv)
-        ax.set(title=f"{p}: {pv}", xlabel="Linear layer (1 = input side)", ylabel="‖∂L/∂W_l‖")
+            xs, ys, results[f"{pv}/{lv}"] = curve(setting(values, p, pv, ln, lv))
+            ax.semilogy(xs, ys, label=lv, **style)
+        ax.set(title=f"{p}: {pv}")
+    return results
+
+
+def layer_profile(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
+    def curve(s: dict[str, str]) -> tuple:
+        norms = mean_norms(setup, fig_spec["depth"], s["activation"], s["architecture"],
+                           s["init"], X, y)
+        return np.arange(1, len(norms) + 1), norms, norms.tolist()
+
+    results = each_line(fig_spec, ax_row, curve)
+    for ax in ax_row:
+        ax.set(xlabel="Linear layer (1 = input side)", ylabel="‖∂L/∂W_l‖")
     return results
 
 
 def depth_sweep(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
-    p, pvals, ln, lvals, values = grid(fig_spec)
-    depths, results = fig_spec["depths"], {}
-    for ax, pv in zip(ax_row, pvals):
-        for lv in lvals:
-            s = setting(values, p, pv, ln, lv)
-            ratio = [float(n[0] / n[-1]) for n in (
-                mean_norms(setup, d, s["activation"], s["architecture"], s["init"], X, y)
-                for d in depths)]
-            results[f"{pv}/{lv}"] = dict(zip(map(str, depths), ratio))
-            ax.semilogy(depths, ratio, marker="o", label=lv)
+    depths = fig_spec["depths"]
+
+    def curve(s: dict[str, str]) -> tuple:
+        ratio = [float(n[0] / n[-1]) for n in (
+            mean_norms(setup, d, s["activation"], s["architecture"], s["init"], X, y)
+            for d in depths)]
+        return depths, ratio, dict(zip(map(str, depths), ratio))
+
+    results = each_line(fig_spec, ax_row, curve, marker="o")
+    for ax in ax_row:
         ax.axhline(1.0, color="gray", lw=0.8, ls=":")
-        ax.set(title=f"{p}: {pv}", xlabel="hidden layers", ylabel="‖∂L/∂W_1‖ / ‖∂L/∂W_last‖")
+        ax.set(xlabel="hidden layers", ylabel="‖∂L/∂W_1‖ / ‖∂L/∂W_last‖")
     return results
 
 
@@ -280,6 +294,12 @@ def run(spec: dict[str, Any], out: Path, only: list[str] | None = None,
     (out / "gradients.json").write_text(json.dumps(results, indent=1))
     (out / "captions.md").write_text("\n".join(md), encoding="utf-8")
     return [out / f"{f['name']}.png" for f in figures]
+
+
+def experiment(spec: dict[str, Any], out: Path) -> Path:
+    """Every figure of the spec, quietly, as ``diffkit report`` runs it; returns captions.md."""
+    run(spec, out, log=lambda line: None)
+    return out / "captions.md"
 
 
 def main(argv: list[str] | None = None) -> None:

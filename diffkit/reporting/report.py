@@ -28,7 +28,9 @@ from __future__ import annotations
 import copy
 import csv
 import datetime
+import functools
 import html
+import importlib
 import json
 import os
 import platform
@@ -105,9 +107,27 @@ def _read_toml(path: str | os.PathLike) -> dict[str, Any]:
         raise DiffkitError(f"{path}: not valid TOML: {exc}") from None
 
 
+EXPERIMENTS = {  # a spec's `experiment = NAME` -> "module:function(spec, out_dir) -> Path"
+    "gradient_flow": "diffkit.reporting.gradient_flow:experiment",
+}
+
+
 def experiment(spec: str | os.PathLike | dict[str, Any]) -> str | None:
-    """The experiment a spec runs instead of harness sweeps (``gradient_flow``), if any."""
-    return (spec if isinstance(spec, dict) else _read_toml(spec)).get("experiment")
+    """The experiment a spec runs instead of harness sweeps (e.g. ``gradient_flow``), if any.
+
+    >>> experiment({"experiment": "gradient_flow"}), experiment({"functions": ["exp"]})
+    ('gradient_flow', None)
+    """
+    name = (spec if isinstance(spec, dict) else _read_toml(spec)).get("experiment")
+    if name is not None and name not in EXPERIMENTS:
+        raise DiffkitError(f"unknown experiment {name!r}; experiments: {', '.join(EXPERIMENTS)}")
+    return name
+
+
+def run_experiment(raw: dict[str, Any], out_dir: Path) -> Path:
+    """Run the spec's declared experiment into ``out_dir``; returns its main output file."""
+    module, function = EXPERIMENTS[experiment(raw)].split(":")
+    return getattr(importlib.import_module(module), function)(raw, out_dir)
 
 
 def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
@@ -320,20 +340,13 @@ class Runner:
 
 
 def tanh_ax(m: int, n: int) -> Target:
-    """f(x) = tanh(A x), A a fixed-seed m×n matrix: a Jacobian of shape (m, n).
+    """The catalog's tanh(A x) with an m×n matrix A: a Jacobian of shape (m, n).
 
     >>> tanh_ax(2, 3).f(np.zeros(3)).shape
     (2,)
     """
-    from .. import numpy as dnp
-
-    A = np.random.default_rng(0).normal(size=(m, n)) / np.sqrt(n)
-
-    def f(x: Any) -> Any:
-        return dnp.tanh(dnp.matmul(A, x))
-
-    f.__name__ = f"tanh_Ax_{m}x{n}"
-    return Target(f.__name__, f, np.linspace(-1.0, 1.0, n), "jacobian", True)
+    return Target(f"tanh_Ax_{m}x{n}", functools.partial(catalog.tanh_ax, m=m),
+                  np.linspace(-1.0, 1.0, n), "jacobian", True)
 
 
 Unit = tuple[str, Callable[[], list[Record]]]
@@ -558,11 +571,8 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     PosixPath('out/quick/index.html')
     """
     raw = spec if isinstance(spec, dict) else _read_toml(spec)
-    if raw.get("experiment") == "gradient_flow":  # a training experiment, not harness cells
-        from . import gradient_flow
-
-        gradient_flow.run(raw, Path(out_dir), log=lambda line: None)
-        return Path(out_dir) / "captions.md"
+    if experiment(raw):  # e.g. a training experiment, not harness cells
+        return run_experiment(raw, Path(out_dir))
     s = load_spec(raw)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
