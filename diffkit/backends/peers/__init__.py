@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import Backend, to_numpy  # noqa: F401  (the adapters' result type)
-from ...core import Box, DiffkitError, using
+from ...core import Box, DiffkitError, shape, using
 
 PEERS = {  # backend name -> (module to import, library name, extra)
     "autograd": ("autograd", "autograd", "autograd"),
@@ -94,6 +94,29 @@ class PeerBackend(Backend):
             raise DiffkitError(f"the {self.name} backend cannot run inside another diffkit "
                                "transform; differentiate with it at the outermost level")
         return x
+
+
+class NumericPeer(PeerBackend):
+    """Base of the finite-difference adapters: one library call per derivative kind.
+
+    Subclasses implement :meth:`flat`; the gradient, Jacobian and Hessian are that call
+    with diffkit's shapes.
+    """
+
+    def flat(self, kind: str, fun: Callable, x: Any, out_shape: tuple[int, ...]) -> Any:
+        """The library's ``kind`` (grad, jacobian, hessian) of ``fun`` at ``x``, as a numpy
+        array of ``out_shape``."""
+        raise NotImplementedError
+
+    def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
+        value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
+        return value, aux, self.flat("grad", scalar, x, shape(x))
+
+    def jacobian(self, fun: Callable, x: Any) -> Any:
+        return self.flat("jacobian", fun, x, np.shape(fun(x)) + shape(x))
+
+    def hessian(self, fun: Callable, x: Any) -> Any:
+        return self.flat("hessian", fun, x, shape(x) + shape(x))
 
 
 def on(xp: Any, fun: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -18,13 +18,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import DiffkitError, shape
-from . import PEERS, PeerBackend, to_numpy, ravelled
+from ...core import DiffkitError
+from . import PEERS, NumericPeer, to_numpy, ravelled
 
 METHODS = ("central", "forward", "backward", "complex", "multicomplex")
+TOOLS = {"grad": "Gradient", "jacobian": "Jacobian", "hessian": "Hessian"}
 
 
-class NumdifftoolsBackend(PeerBackend):
+class NumdifftoolsBackend(NumericPeer):
     """numdifftools: ``Gradient``, ``Jacobian``, ``Hessian``, ``Derivative``."""
 
     name = "numdifftools"
@@ -43,23 +44,11 @@ class NumdifftoolsBackend(PeerBackend):
             return {"step": o["step"]}
         return {"method": o["method"], "order": o["order"], "step": o["step"]}
 
-    def _flat(self, tool: str, fun: Callable, x: Any, out_shape: tuple[int, ...],
-              hessian: bool = False) -> Any:
-        """``tool`` applied to ``fun`` of the flattened ``x``, reshaped to diffkit's shape."""
-        nd = self.lib()
+    def flat(self, kind: str, fun: Callable, x: Any, out_shape: tuple[int, ...]) -> Any:
+        tool = getattr(self.lib(), TOOLS[kind])
         x = np.asarray(self.check(x), dtype=float)
-        d = getattr(nd, tool)(ravelled(fun, x.shape), **self._options(hessian))(x.ravel())
+        d = tool(ravelled(fun, x.shape), **self._options(kind == "hessian"))(x.ravel())
         return to_numpy(np.reshape(d, out_shape))
-
-    def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
-        return value, aux, self._flat("Gradient", scalar, x, shape(x))
-
-    def jacobian(self, fun: Callable, x: Any) -> Any:
-        return self._flat("Jacobian", fun, x, np.shape(fun(x)) + shape(x))
-
-    def hessian(self, fun: Callable, x: Any) -> Any:
-        return self._flat("Hessian", fun, x, shape(x) + shape(x), hessian=True)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         nd = self.lib()

@@ -19,8 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core import shape
-from . import PEERS, PeerBackend, to_numpy
+from . import PEERS, NumericPeer, to_numpy
 
 
 def pointwise(fun: Callable[[Any], Any], size: int, counter: list[int]) -> Callable[[Any], Any]:
@@ -36,7 +35,7 @@ def pointwise(fun: Callable[[Any], Any], size: int, counter: list[int]) -> Calla
     return batch
 
 
-class ScipyBackend(PeerBackend):
+class ScipyBackend(NumericPeer):
     """SciPy: ``scipy.differentiate.derivative``, ``jacobian``, ``hessian``."""
 
     name = "scipy"
@@ -50,24 +49,15 @@ class ScipyBackend(PeerBackend):
     def _sd(self) -> Any:
         return self.lib()  # scipy.differentiate
 
-    def _flat(self, tool: str, fun: Callable, x: Any, out_shape: tuple[int, ...]) -> Any:
+    def flat(self, kind: str, fun: Callable, x: Any, out_shape: tuple[int, ...]) -> Any:
         x = np.asarray(self.check(x), dtype=float)
         counter = [0]
         f = pointwise(lambda v: fun(v.reshape(x.shape)), x.size, counter)
         opts = {k: self.options[k] for k in ("order", "maxiter", "initial_step", "step_factor")}
+        tool = "hessian" if kind == "hessian" else "jacobian"  # a gradient is a 1-row Jacobian
         res = getattr(self._sd(), tool)(f, x.ravel(), **opts)
         self._fevals = counter[0]
         return to_numpy(np.reshape(res.ddf if tool == "hessian" else res.df, out_shape))
-
-    def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
-        return value, aux, self._flat("jacobian", scalar, x, shape(x))
-
-    def jacobian(self, fun: Callable, x: Any) -> Any:
-        return self._flat("jacobian", fun, x, np.shape(fun(x)) + shape(x))
-
-    def hessian(self, fun: Callable, x: Any) -> Any:
-        return self._flat("hessian", fun, x, shape(x) + shape(x))
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         """Elementwise: SciPy's batch of points goes to ``fun`` in one vectorized call."""
