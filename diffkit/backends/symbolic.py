@@ -1,10 +1,10 @@
-"""Symbolic differentiation: trace to a SymPy expression, differentiate it, compile it.
+"""Symbolic differentiation: run on symbols to a SymPy expression, differentiate it, compile it.
 
 The user's function runs once on *symbols* (``x`` for a scalar, ``x0 … x{n-1}`` for an
 array), each primitive contributing its sympy translation from the primitive table.
 The closed form of f is then differentiated exactly by SymPy, optionally simplified,
 and compiled to numpy with ``lambdify`` (after common-subexpression elimination by
-default). Setup (trace + differentiate + compile) is done once per function and input
+default). Setup (to SymPy + differentiate + compile) is done once per function and input
 shape and is timed apart from evaluation.
 
 Two things it teaches: the derivative of a closed form can be far larger than the
@@ -126,9 +126,9 @@ def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol
     syms = [sp.Symbol("x", real=True)] if s == () else list(sp.symbols(f"x0:{n}", real=True))
     xs = syms[0] if s == () else np.array(syms, dtype=object).reshape(s)
     at = dict(zip(syms, [sp.Float(repr(float(v)), 50) for v in np.ravel(primal(x))])) if point else None
-    with new_level(lambda level: SymbolicInterpreter(level, at)) as t:
+    with new_level(lambda level: SymbolicInterpreter(level, at)) as interp:
         try:
-            y = fun(Sym(t, xs))
+            y = fun(Sym(interp, xs))
         except TypeError as exc:
             if "truth value" in str(exc) or "Relational" in str(exc):
                 raise NotApplicable(
@@ -233,7 +233,7 @@ def differentiate(syms: list[sp.Symbol], f: Any, kind: str, x_shape: tuple[int, 
 
 def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
            simplify: bool = False) -> Derivation:
-    """Trace ``fun`` at the shape of ``x``, differentiate, compile; timed as ``setup_s``."""
+    """``fun`` to SymPy at the shape of ``x``, differentiated, compiled; timed as ``setup_s``."""
     start = time.perf_counter()
     syms, f = to_sympy(fun, x)
     if kind in ("derivative", "grad", "hessian") and np.ndim(f) != 0:

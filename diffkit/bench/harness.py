@@ -61,7 +61,7 @@ class Comparison:
         return [head] + [[r["backend"], r["status"], fmt_error(r.get("error")),
                           fmt_seconds(r.get("setup_s")), fmt_seconds(r.get("time_s")),
                           fmt_number(r.get("cost_ratio")), fmt_bytes(r.get("peak_bytes")),
-                          size_figure(r)] for r in self.rows]
+                          size_text(r)] for r in self.rows]
 
     def __str__(self) -> str:
         rows = self.table()
@@ -107,7 +107,7 @@ def fmt_number(v: Any) -> str:
     return "—" if v is None else f"{v:.3g}"
 
 
-def size_figure(r: dict[str, Any]) -> str:
+def size_text(r: dict[str, Any]) -> str:
     """The size measure that fits the backend: expression, tape or evaluations."""
     if r.get("expr_nodes") is not None:
         return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} after CSE)"

@@ -92,7 +92,7 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     d = diff(x)
     first_call = time.perf_counter() - start
     value = f(x)
-    rec: dict[str, Any] = {"value": _plain(value), "derivative": _plain(d)}
+    rec: dict[str, Any] = {"value": _jsonable(value), "derivative": _jsonable(d)}
     if ref is not None:
         rec["error"], rec["error_rule"] = error_against(d, ref)
     rec["time_s"], rec["time_spread_s"] = timed(lambda: diff(x), repeat)
@@ -100,12 +100,12 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec["cost_ratio"] = rec["time_s"] / rec["f_time_s"] if rec["f_time_s"] > 0 else None
     rec["peak_bytes"] = peak_bytes(lambda: diff(x))
     rec["setup_s"] = 0.0  # unless the backend says otherwise: eager AD traces in every call
-    rec.update({k: _plain(v) for k, v in backend.stats(f, x).items()})
+    rec.update({k: _jsonable(v) for k, v in backend.stats(f, x).items()})
     rec["first_call_s"] = first_call
     return rec
 
 
-def _plain(v: Any) -> Any:
+def _jsonable(v: Any) -> Any:
     """JSON-friendly: floats and nested lists."""
     v = primal(v)
     if isinstance(v, (np.ndarray, np.generic)):

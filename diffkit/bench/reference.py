@@ -2,18 +2,18 @@
 
 How a reference is computed (``Reference.method`` says which):
 
-* ``closed form``: the function is traced to a SymPy expression, differentiated exactly
+* ``closed form``: the function is run on symbols to a SymPy expression, differentiated exactly
   by SymPy, and evaluated (``evalf``, mpmath underneath) at ``dps`` significant digits
   (40 by default), the inputs taken as the exact binary values of the float64 arguments.
   Where f itself is NaN, so is the reference derivative.
 * ``local closed form``: a function that branches on values (``if``, ``while``) has no
-  single closed form, but at a given point every branch is decided: the trace compares
+  single closed form, but at a given point every branch is decided: the run compares
   at the point's values (evaluated at 50 digits) and keeps the branch taken, giving the
   closed form valid around that point, differentiated and evaluated as above.
 
 Neither path uses the numpy implementations or the derivative rules of the primitive
 table, so a reference is independent of the forward, reverse and numeric backends.
-It shares with the symbolic backend the trace to SymPy and the exact derivative
+It shares with the symbolic backend the run to SymPy and the exact derivative
 (:func:`~diffkit.backends.symbolic.differentiate`), whose sympy translations are checked
 against numpy in the tests; the symbolic backend then evaluates in float64 after CSE,
 the reference evaluates the exact derivatives in mpmath.

@@ -38,7 +38,7 @@ ARCHITECTURES = ("plain", "layernorm", "residual", "residual+layernorm")
 # --------------------------------------------------------------------------- models
 
 
-def build(depth: int, width: int, activation: str, architecture: str, init: str,
+def make_model(depth: int, width: int, activation: str, architecture: str, init: str,
           rng: np.random.Generator) -> nn.Sequential:
     """2 -> width (x depth hidden layers) -> 2, as named in the spec's vocabulary."""
     act = ACTIVATIONS[activation]
@@ -94,7 +94,7 @@ def mean_norms(setup: dict, depth: int, activation: str, architecture: str, init
     logs = []
     for s in range(setup["seeds"]):
         rng = np.random.default_rng((setup["seed"], s, depth))
-        model = build(depth, setup["width"], activation, architecture, init, rng)
+        model = make_model(depth, setup["width"], activation, architecture, init, rng)
         with np.errstate(divide="ignore"):
             logs.append(np.log(layer_norms(model, X, y)))
     return np.exp(np.mean(logs, axis=0))
@@ -167,7 +167,7 @@ def train_clipped(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, see
                   max_norm: float | None, clip_value: float | None) -> dict:
     """One training run; stops when the loss overflows."""
     rng = np.random.default_rng((setup["seed"], seed, fig_spec["depth"]))
-    model = build(fig_spec["depth"], setup["width"], fig_spec["activation"],
+    model = make_model(fig_spec["depth"], setup["width"], fig_spec["activation"],
                   fig_spec["architecture"], fig_spec["init"], rng)
     opt = optim.SGD(model.parameters(), lr=fig_spec["lr"], momentum=fig_spec["momentum"])
     losses, norms = [], []
@@ -236,7 +236,7 @@ def clipping(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: 
     return results
 
 
-KINDS = {"layer_profile": layer_profile, "depth_sweep": depth_sweep, "clipping": clipping}
+FIGURE_KINDS = {"layer_profile": layer_profile, "depth_sweep": depth_sweep, "clipping": clipping}
 
 
 def panel_count(fig_spec: dict) -> int:
@@ -259,7 +259,7 @@ def make_figure(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, out: 
     n = panel_count(fig_spec)
     width = max(8.0, 4.6 * n + 0.6)
     fig, axes = plt.subplots(1, n, figsize=(width, 4.8), squeeze=False)
-    results = KINDS[fig_spec["kind"]](fig_spec, setup, X, y, axes[0])
+    results = FIGURE_KINDS[fig_spec["kind"]](fig_spec, setup, X, y, axes[0])
     for ax in axes[0]:
         ax.grid(True, which="major", alpha=0.3)
         if ax.get_legend() is None:
@@ -296,7 +296,7 @@ def run(spec: dict[str, Any], out: Path, only: list[str] | None = None,
     return [out / f"{f['name']}.png" for f in figures]
 
 
-def experiment(spec: dict[str, Any], out: Path) -> Path:
+def build(spec: dict[str, Any], out: Path) -> Path:
     """Every figure of the spec, quietly, as ``diffkit report`` runs it; returns captions.md."""
     run(spec, out, log=lambda line: None)
     return out / "captions.md"

@@ -108,7 +108,7 @@ def _read_toml(path: str | os.PathLike) -> dict[str, Any]:
 
 
 EXPERIMENTS = {  # a spec's `experiment = NAME` -> "module:function(spec, out_dir) -> Path"
-    "gradient_flow": "diffkit.reporting.gradient_flow:experiment",
+    "gradient_flow": "diffkit.reporting.gradient_flow:build",
 }
 
 
