@@ -123,20 +123,7 @@ def test_the_graph_sees_the_layers():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 
-CORE_CYCLE = {"diffkit.core", "diffkit.numpy"}  # and the primitives between them
-
-
-def test_no_import_cycle_inside_the_package_apart_from_the_core_one():
-    others = [c for c in cycles(GRAPH) if not CORE_CYCLE <= c]
-    assert not others, f"import cycles: {others}"
-    for c in cycles(GRAPH):  # the known one may hold the core, numpy and primitives only
-        assert all(m in CORE_CYCLE or m.startswith("diffkit.primitives") for m in c), c
-
-
-@pytest.mark.xfail(strict=True, reason="core <-> numpy cycle: diffkit.core imports diffkit.numpy "
-                   "and diffkit.primitives inside functions (the coordinator's part of issue 11 "
-                   "removes it; then drop this mark and CORE_CYCLE)")
-def test_no_import_cycle_at_all():
+def test_no_import_cycle_inside_the_package():
     assert cycles(GRAPH) == []
 
 
