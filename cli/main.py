@@ -14,7 +14,7 @@ import click
 COMMANDS = {  # name -> module in this package holding a click command of that name
     "compare": "compare", "list": "listing", "steps": "steps", "swell": "swell",
     "trace": "trace", "graph": "graph", "rules": "rules",
-    "show": "show", "report": "report", "bench": "bench",
+    "show": "show", "report": "report", "bench": "bench", "advise": "advise",
 }
 
 

@@ -19,7 +19,8 @@ from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad
 from .wengert import trace
 
 # imported when first used, as torch.nn is: sympy, the harness and training stay unloaded
-_LAZY_NAMES = {"derive": "diffkit.backends.symbolic", "compare": "diffkit.bench.harness"}
+_LAZY_NAMES = {"derive": "diffkit.backends.symbolic", "compare": "diffkit.bench.harness",
+               "advise": "diffkit.bench.advise"}
 _LAZY_MODULES = {"nn", "optim", "data"}
 
 
@@ -32,6 +33,7 @@ def __getattr__(name: str):
 
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "backend", "backends", "compare", "data", "derive",
+__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends", "compare",
+           "data", "derive",
            "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
            "no_grad", "optim", "tensor", "trace", "value_and_grad", "vjp"]

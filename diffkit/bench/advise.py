@@ -1,0 +1,389 @@
+"""``advise``: how should I differentiate this function? Answered from measurements.
+
+A few seconds of probing on the user's own function: its numbers of inputs ``n`` and
+outputs ``m``, the cost of one call, whether automatic differentiation can trace it
+(a black box that calls plain numpy cannot be), whether it is noisy or has a kink near
+the point; then each way of differentiating that fits in the time budget is run once
+in an isolated cell (setup, per-call time, size, memory), and its error is estimated
+against an automatic-differentiation derivative (exact to rounding) or, for a black
+box, by comparing finite-difference methods. The recommendation is the cheapest method
+whose error meets ``accuracy``, counting setup over ``calls`` calls, with the runner-up
+and the reasons in sentences tied to the figures (the rules of the AD literature:
+n vs m, the cheap-gradient principle, truncation vs round-off, expression swell, tape
+memory).
+
+>>> import diffkit as dk
+>>> a = dk.advise("rosenbrock", n=500)   # n inputs, 1 output: the cheap-gradient case
+>>> a.best.method
+'reverse'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..backends import backend_from_spec, backends
+from ..backends.counting import tape_length
+from ..backends.reverse import tape_bytes
+from ..core import DiffkitError
+from .cells import run_isolated
+from .harness import compare
+from .measure import TRANSFORMS, error_against, timed
+from .targets import Target, find_target, kind_for
+
+AD = ("reverse", "forward", "compiled")
+NUMERIC = ("numeric:method=central", "numeric:method=richardson", "numeric:method=complex",
+           "numeric:method=forward")
+
+
+@dataclass
+class Candidate:
+    """One way of differentiating, as probed: measured or predicted figures, or why not."""
+
+    method: str
+    status: str = "ok"  # ok | n/a | skipped | timeout | error
+    note: str = ""
+    setup_s: float = 0.0
+    time_s: float | None = None
+    error: float | None = None
+    error_basis: str = ""
+    peak_bytes: int | None = None
+    size: str = ""
+    measured: bool = True
+    derivative: Any = field(default=None, repr=False)
+
+    def cost(self, calls: int) -> float:
+        """Seconds per call with setup spread over ``calls`` calls."""
+        return self.setup_s / calls + (self.time_s or math.inf)
+
+
+@dataclass
+class Advice:
+    """The probes, every candidate, the recommendation and its reasons (``str()`` reads it)."""
+
+    function: str
+    kind: str
+    n: int
+    m: int
+    f_time_s: float
+    accuracy: float
+    calls: int
+    facts: dict[str, Any]
+    candidates: list[Candidate]
+    best: Candidate | None
+    runner_up: Candidate | None
+    reasons: list[str]
+    verified: list[dict[str, Any]] | None = None
+
+    def records(self) -> dict[str, Any]:
+        """Plain data (JSON-ready)."""
+        def plain(c: Candidate | None) -> dict | None:
+            return None if c is None else {k: v for k, v in asdict(c).items() if k != "derivative"}
+        return {"function": self.function, "kind": self.kind, "n": self.n, "m": self.m,
+                "f_time_s": self.f_time_s, "accuracy": self.accuracy, "calls": self.calls,
+                "facts": self.facts, "candidates": [plain(c) for c in self.candidates],
+                "best": plain(self.best), "runner_up": plain(self.runner_up),
+                "reasons": self.reasons, "verified": self.verified}
+
+    def to_json(self) -> str:
+        return json.dumps(self.records(), default=str)
+
+    def __str__(self) -> str:
+        lines = [f"{self.function}: {self.kind}, n = {self.n} input(s), m = {self.m} output(s), "
+                 f"f takes {_secs(self.f_time_s)}"]
+        if self.best is None:
+            lines.append("No method meets the target here.")
+        else:
+            lines.append(f"Recommended: {self.best.method} — error {_err(self.best.error)}, "
+                         f"{_secs(self.best.time_s)} per call"
+                         + (f" after {_secs(self.best.setup_s)} setup" if self.best.setup_s else ""))
+            if self.runner_up is not None:
+                lines.append(f"Runner-up:   {self.runner_up.method} — error "
+                             f"{_err(self.runner_up.error)}, {_secs(self.runner_up.time_s)} per call")
+        lines += ["Why:"] + [f"  - {r}" for r in self.reasons]
+        if self.verified:
+            lines.append("Verified (isolated cells, high-precision reference):")
+            for v in self.verified:
+                lines.append(f"  {v['method']}: predicted error {_err(v['predicted_error'])}, "
+                             f"measured {_err(v['measured_error'])}; predicted "
+                             f"{_secs(v['predicted_time_s'])}, measured {_secs(v['measured_time_s'])}"
+                             + (f" ({v['status']}: {v['message']})" if v["status"] != "ok" else ""))
+        return "\n".join(lines)
+
+    def table(self) -> list[list[str]]:
+        """Header and one row per candidate (display strings)."""
+        rows = [["method", "status", "error", "setup", "per call", f"cost/{self.calls} calls",
+                 "memory", "note"]]
+        for c in self.candidates:
+            rows.append([c.method, c.status if c.measured or c.status != "ok" else "predicted",
+                         _err(c.error), _secs(c.setup_s) if c.setup_s else "—", _secs(c.time_s),
+                         _secs(c.cost(self.calls) * self.calls) if c.time_s else "—",
+                         _bytes(c.peak_bytes), c.note or c.size])
+        return rows
+
+
+def _secs(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "—"
+    for unit, k in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= k:
+            return f"{s / k:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def _err(e: float | None) -> str:
+    return "—" if e is None or not math.isfinite(e) else f"{e:.1e}"
+
+
+def _bytes(b: int | None) -> str:
+    return "—" if not b else f"{b / 2**20:.3g} MB" if b >= 2**20 else f"{b / 2**10:.3g} kB"
+
+
+# --------------------------------------------------------------------------- probes
+
+
+def _ad_trace(t: Target) -> tuple[bool, str]:
+    """Can automatic differentiation trace f? (A black box calling plain numpy cannot.)"""
+    from ..transforms import jvp
+
+    try:
+        jvp(t.f, (t.x,), (np.ones_like(t.x),))
+        return True, ""
+    except (DiffkitError, TypeError) as exc:
+        return False, str(exc).splitlines()[0]
+
+
+def _noise(t: Target) -> float:
+    """Relative noise level of f along a direction, from a difference table: the 4th
+    differences at a tiny step are pure noise for a smooth f (Hamming; Moré & Wild)."""
+    x = np.asarray(t.x, dtype=float)
+    v = np.random.default_rng(0).standard_normal(x.shape)
+    h = 1e-7 * (1.0 + float(np.max(np.abs(x))))
+    g = np.array([np.sum(np.asarray(t.f(x + k * h * v), dtype=float)) for k in range(-4, 5)])
+    d4 = np.diff(g, 4)
+    scale = max(float(np.max(np.abs(g))), 1e-300)
+    return float(np.sqrt(np.mean(d4 ** 2) / math.comb(8, 4))) / scale
+
+
+def _kink(t: Target) -> bool:
+    """Is there a corner near x? Forward and backward difference slopes differ by about
+    h·f'' on a smooth function, a gap that shrinks with h; at a kink it stays."""
+    x = np.asarray(t.x, dtype=float)
+    v = np.random.default_rng(1).standard_normal(x.shape)
+    scale = 1.0 + float(np.max(np.abs(x)))
+
+    def gap(h: float) -> float:
+        fs = [float(np.sum(np.asarray(t.f(x + s * h * v), dtype=float))) for s in (-1, 0, 1)]
+        return abs((fs[2] - fs[1]) - (fs[1] - fs[0])) / h
+
+    coarse, fine = gap(1e-3 * scale), gap(1e-5 * scale)
+    return fine > 0.3 * coarse and fine > 1e-6 * (1.0 + abs(float(np.sum(np.asarray(t.f(x))))))
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float | None
+             ) -> Candidate:
+    """Run one method once in an isolated cell: setup, per-call time, peak memory, size."""
+    def job() -> dict:
+        import tracemalloc
+
+        be = backend_from_spec(spec)
+        diff = TRANSFORMS[kind](t.f, backend=be)
+        tracemalloc.start()
+        d = diff(t.x)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        per_call, _ = timed(lambda: diff(t.x), repeat=3, min_time=0.02)
+        return {"status": "ok", "derivative": np.asarray(d, dtype=float), "time_s": per_call,
+                "peak_bytes": peak, "stats": be.stats(t.f, t.x)}
+
+    out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
+    if out.get("status") != "ok":
+        status = out.get("status", "error")
+        message = out.get("message", "")
+        if "not complex-step safe" in message or "closed form" in message \
+                or "not applicable" in message.lower() or message.startswith("n/a"):
+            status = "n/a"
+        return Candidate(spec, status=status, note=message.splitlines()[0] if message else status)
+    stats = out.get("stats") or {}
+    size = ", ".join(f"{k} {v}" for k, v in stats.items() if isinstance(v, (int, float))
+                     and k != "setup_s")
+    return Candidate(spec, setup_s=float(stats.get("setup_s") or 0.0),
+                     time_s=out["time_s"], peak_bytes=out["peak_bytes"], size=size,
+                     derivative=out["derivative"])
+
+
+def _predicted(spec: str, n: int, f_time: float, why: str) -> Candidate:
+    """A method too slow to run here: its cost from the evaluation count."""
+    evals = {"forward": n, "numeric:method=central": 2 * n + 1,
+             "numeric:method=richardson": 8 * n + 1, "numeric:method=complex": n,
+             "numeric:method=forward": n + 1, "symbolic": n}.get(spec, n)
+    return Candidate(spec, status="ok", note=why, time_s=evals * f_time * 2.0, measured=False)
+
+
+def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None,
+           n: int | None = None, depth: int | None = None, calls: int = 100,
+           accuracy: float = 1e-8, memory_bytes: float | None = None, budget_s: float = 8.0,
+           verify: bool = False) -> Advice:
+    """Probe ``f`` at ``x`` and recommend how to differentiate it (see the module docstring).
+
+    ``calls``: how many derivative calls setup is spread over; ``accuracy``: the relative
+    error a method must meet; ``memory_bytes``: a limit on one call's peak memory;
+    ``verify``: measure the recommendation and the runner-up against a high-precision
+    reference in isolated cells (the ``compare`` machinery) and report both.
+    """
+    if calls < 1 or not accuracy > 0:
+        raise DiffkitError("advise: calls must be ≥ 1 and accuracy > 0, e.g. --calls 100 "
+                           "--accuracy 1e-8")
+    t = find_target(f, at=at, n=n, depth=depth, x=x)
+    started = time.perf_counter()
+    y = t.f(t.x)
+    kind = t.kind or kind_for(t.x, y)
+    n_in, m_out = int(np.size(t.x)), int(np.size(y))
+    f_time, _ = timed(lambda: t.f(t.x), repeat=3, min_time=0.01)
+    traceable, why_not = _ad_trace(t)
+    facts: dict[str, Any] = {"ad_traceable": traceable, "noise": _noise(t),
+                             "numba": importlib.util.find_spec("numba") is not None,
+                             "peers": [b for b in backends() if b not in (
+                                 "forward", "reverse", "symbolic", "numeric", "compiled")]}
+    if not traceable:
+        facts["ad_reason"] = why_not
+    else:
+        facts["tape_ops"] = tape_length(t.f, t.x)
+        facts["tape_bytes"] = tape_bytes(t.f, t.x)
+    methods = [m for m in AD if m in backends()] + ["symbolic"] + list(NUMERIC)
+    candidates: list[Candidate] = []
+    per_cell = max(1.0, min(3.0, budget_s / 4))
+    memory_mb = None if memory_bytes is None else memory_bytes / 2**20 * 4 + 256
+    for spec in methods:
+        name = spec.split(":")[0]
+        if name in AD + ("symbolic",) and not traceable:
+            candidates.append(Candidate(spec, status="n/a", note=f"cannot trace f: {why_not}"))
+            continue
+        evals = {"forward": n_in, "symbolic": 1}.get(spec, 2 * n_in + 1 if name == "numeric" else 1)
+        if evals * f_time > 1.0 or (spec == "symbolic" and n_in > 400) or \
+                (kind == "grad" and spec == "forward" and n_in > 2000):
+            candidates.append(_predicted(spec, n_in, f_time, f"predicted from {evals} evaluations"
+                                         " of f (too slow to run here)"))
+            continue
+        remaining = budget_s - (time.perf_counter() - started)
+        if remaining < 0.5:
+            candidates.append(_predicted(spec, n_in, f_time, "not run: advise's time budget "
+                                         "was spent"))
+            continue
+        candidates.append(_measure(t, kind, spec, min(per_cell, remaining), memory_mb))
+    _estimate_errors(candidates)
+    facts["kink_near_x"] = _kink(t)
+    fits = [c for c in candidates if c.status == "ok" and c.error is not None
+            and c.error <= accuracy and c.time_s is not None
+            and (memory_bytes is None or (c.peak_bytes or 0) <= memory_bytes)]
+    fits.sort(key=lambda c: c.cost(calls))
+    best = fits[0] if fits else None
+    runner = fits[1] if len(fits) > 1 else None
+    advice = Advice(t.name, kind, n_in, m_out, f_time, accuracy, calls, facts, candidates, best,
+                    runner, [])
+    advice.reasons = _reasons(advice)
+    if verify and best is not None:
+        chosen = [c for c in (best, runner) if c is not None]
+        result = compare(f, *(() if isinstance(f, str) else (t.x,)), at=at, n=n, depth=depth,
+                         backends=[c.method for c in chosen], repeat=3)
+        advice.verified = [
+            {"method": c.method, "status": row.get("status"), "message": row.get("message"),
+             "predicted_error": c.error, "measured_error": row.get("error"),
+             "predicted_time_s": c.time_s, "measured_time_s": row.get("time_s")}
+            for c, row in zip(chosen, result.rows)]
+    return advice
+
+
+def _estimate_errors(candidates: list[Candidate]) -> None:
+    """Error of each measured derivative: against an AD one (exact to rounding), or for a
+    black box, central differences against Richardson and Richardson against the complex
+    step (each the better method's estimate of the worse one's error)."""
+    by = {c.method: c for c in candidates if c.derivative is not None}
+    ad = [by[m] for m in AD if m in by]
+    if ad:
+        ref = ad[0].derivative
+        for c in by.values():
+            if c.method in AD:
+                spread = max([error_against(o.derivative, ref)[0] for o in ad] + [0.0])
+                c.error, c.error_basis = max(spread, 1e-16), "AD: exact to rounding (AD methods agree)"
+            else:
+                c.error, c.error_basis = error_against(c.derivative, ref)[0], f"against {ad[0].method}"
+        return
+    order = ["numeric:method=complex", "numeric:method=richardson", "numeric:method=central",
+             "numeric:method=forward"]
+    ranked = [by[m] for m in order if m in by]
+    for k, c in enumerate(ranked):
+        better = ranked[k - 1] if k else (ranked[1] if len(ranked) > 1 else None)
+        if better is None:
+            continue
+        e = error_against(c.derivative, better.derivative)[0]
+        c.error, c.error_basis = e, f"estimated against {better.method}"
+    if "symbolic" in by and ranked:
+        by["symbolic"].error = error_against(by["symbolic"].derivative, ranked[0].derivative)[0]
+
+
+def _reasons(a: Advice) -> list[str]:
+    """The recommendation in sentences, each tied to a measured figure."""
+    out: list[str] = []
+    c = {x.method: x for x in a.candidates}
+    if not a.facts["ad_traceable"]:
+        out.append(f"Automatic differentiation cannot trace f ({a.facts['ad_reason']}): only "
+                   "finite differences apply, at 2n+1 evaluations for central differences.")
+    rev, fwd = c.get("reverse"), c.get("forward")
+    if a.facts["ad_traceable"] and rev and rev.time_s and a.f_time_s:
+        ratio = rev.time_s / a.f_time_s
+        if a.m == 1 and a.n > 1:
+            out.append(f"n = {a.n} inputs and m = 1 output: reverse mode gets the whole gradient "
+                       f"in one backward pass, {ratio:.3g}× the cost of f (cheap-gradient "
+                       f"principle); forward mode needs {a.n} directions"
+                       + (f" ({fwd.time_s / a.f_time_s:.3g}× f)." if fwd and fwd.time_s else "."))
+        elif a.n <= a.m:
+            out.append(f"n = {a.n} input(s) ≤ m = {a.m} outputs: forward mode needs only {a.n} "
+                       f"direction(s), reverse mode one backward pass per output.")
+        if a.facts.get("tape_bytes"):
+            out.append(f"Reverse mode keeps a tape of {a.facts['tape_ops']} operations "
+                       f"({_bytes(a.facts['tape_bytes'])} of arrays) until the backward pass.")
+    sym = c.get("symbolic")
+    if sym is not None and sym.status == "ok" and sym.measured:
+        out.append(f"Symbolic: setup {_secs(sym.setup_s)} (derive + compile), then "
+                   f"{_secs(sym.time_s)} per call; {sym.size or 'sizes n/a'}.")
+    elif sym is not None and sym.status != "ok":
+        out.append(f"Symbolic does not apply: {sym.note}.")
+    comp = c.get("compiled")
+    if comp is not None and comp.status == "ok" and rev and rev.time_s and comp.time_s \
+            and comp.time_s < rev.time_s:
+        pays = comp.setup_s / max(rev.time_s - comp.time_s, 1e-12)
+        out.append(f"Compiled: {_secs(comp.setup_s)} of compilation pays off after "
+                   f"{math.ceil(pays)} calls ({_secs(comp.time_s)} vs {_secs(rev.time_s)} per call).")
+    central = c.get("numeric:method=central")
+    if central is not None and central.error is not None:
+        out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "
+                   "truncation and round-off together limit them to about eps^(2/3).")
+    if a.facts["noise"] > 1e-12:
+        out.append(f"f is noisy (relative noise ~{a.facts['noise']:.1e}): finite differences "
+                   "need a larger step, and every method sees the noise.")
+    if a.facts.get("kink_near_x"):
+        out.append("f has a kink near x (one-sided slopes differ): derivatives there follow a "
+                   "convention (see docs/edge-cases.md).")
+    if a.best is None:
+        ok = [x for x in a.candidates if x.error is not None]
+        closest = min(ok, key=lambda x: x.error) if ok else None
+        out.append(f"No method met --accuracy {a.accuracy:g}"
+                   + (f"; the closest is {closest.method} at {_err(closest.error)}." if closest
+                      else ": none could run on f here."))
+    else:
+        out.append(f"{a.best.method} is the cheapest method meeting --accuracy {a.accuracy:g} "
+                   f"over {a.calls} calls ({_secs(a.best.cost(a.calls))} per call, setup "
+                   "included).")
+    return out
