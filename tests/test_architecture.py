@@ -10,9 +10,15 @@ library), and says so where it stands.
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import diffkit as dk
+import diffkit.numpy as dnp
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"diffkit": ROOT / "diffkit", "diffkit_cli": ROOT / "cli"}
@@ -146,3 +152,45 @@ def imported_from(prefixes: tuple[str, ...], forbidden: tuple[str, ...]) -> list
 ], ids=["core", "numpy", "backends", "bench", "library"])
 def test_each_layer_imports_only_below_it(layer, forbidden):
     assert imported_from(layer, forbidden) == []
+
+
+# --------------------------------------------------------------------------- docs/architecture.md
+
+DOC = (ROOT / "docs" / "architecture.md").read_text()
+
+
+def doc_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, code: str):
+    """``code`` from the document, imported as module ``name``."""
+    (tmp_path / f"{name}.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module(name)
+
+
+def test_the_documented_primitive_works_in_every_mode(tmp_path, monkeypatch):
+    line = re.search(r"^expm1 = unary\(.*\)$", DOC, re.MULTILINE).group(0)
+    header = "import numpy as np\nfrom diffkit.primitives.elementwise import unary\n"
+    expm1 = doc_module(tmp_path, monkeypatch, "doc_expm1", header + line).expm1
+    x = np.array([-0.5, 0.25, 1.5])
+    np.testing.assert_array_equal(expm1(x), np.expm1(x))
+    for backend in ("forward", "reverse", "symbolic"):
+        np.testing.assert_allclose(dk.derivative(expm1, backend=backend)(x), np.exp(x),
+                                   rtol=1e-15)
+    np.testing.assert_allclose(dk.hessian(lambda v: dnp.sum(expm1(v)))(x), np.diag(np.exp(x)),
+                               rtol=1e-15)
+
+
+def test_the_documented_backend_works_through_the_defaults(tmp_path, monkeypatch):
+    code = re.search(r'```python\n("""central.*?)```', DOC, re.DOTALL).group(1)
+    central = doc_module(tmp_path, monkeypatch, "doc_central", code).Central()
+    x = np.array([-1.2, 0.3, 2.0])
+    f = lambda v: dnp.sum(dnp.sin(v) * v)  # noqa: E731
+    np.testing.assert_allclose(dk.grad(f, backend=central)(x), np.sin(x) + x * np.cos(x),
+                               rtol=1e-8)
+    assert central.stats(f, x) == {"fevals": 6}
+    v = np.array([1.0, -2.0, 0.5])
+    y, y_dot = dk.jvp(dnp.sin, (x,), (v,), backend=central)  # the base's jvp, from jacobian
+    np.testing.assert_array_equal(y, np.sin(x))
+    np.testing.assert_allclose(y_dot, np.cos(x) * v, rtol=1e-8)
+    _, pull = dk.vjp(dnp.sin, x, backend=central)
+    np.testing.assert_allclose(pull(v)[0], v * np.cos(x), rtol=1e-8)
+    np.testing.assert_allclose(dk.derivative(dnp.sin, backend=central)(x), np.cos(x), rtol=1e-8)
