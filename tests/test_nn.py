@@ -490,7 +490,7 @@ def test_gradient_flow_spec_and_a_small_run(tmp_path) -> None:  # noqa: ANN001
 
     spec = tomllib.loads((ROOT / "reports" / "gradients.toml").read_text(encoding="utf-8"))
     for fig in spec["figure"]:  # every figure of the committed spec is well formed
-        assert fig["kind"] in example.KINDS and fig["title"]
+        assert fig["kind"] in example.FIGURE_KINDS and fig["title"]
         assert "{" not in example.caption_text(fig, spec["setup"])
         if fig["kind"] != "clipping":
             example.grid(fig)

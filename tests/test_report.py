@@ -213,6 +213,9 @@ def test_a_spec_runs_the_experiment_it_declares(tmp_path):
     assert got["sweep"]["plain/tanh"]["3"] == pytest.approx(norms[0] / norms[-1], rel=1e-12)
     with pytest.raises(ValueError, match="unknown experiment 'alchemy'; experiments: gradient_flow"):
         build({"experiment": "alchemy"}, tmp_path)
+    bad = {**GRADIENT_FLOW, "figure": [{**GRADIENT_FLOW["figure"][0], "architectures": ["moebius"]}]}
+    with pytest.raises(ValueError, match="unknown architecture 'moebius'; use one of plain"):
+        build(bad, tmp_path)
 
 
 def test_the_jacobian_figure_measures_the_catalogs_tanh_ax():

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..checks import check_scalar, split_aux
 from ..core import DiffkitError, NotApplicable
 
 Fun = Callable[[Any], Any]
@@ -74,8 +75,6 @@ class Backend:
     @staticmethod
     def call_on_arrays(fun: Fun, x: Any, has_aux: bool) -> tuple[Any, Any, Fun]:
         """For backends that call f on plain arrays: ``(f(x), aux, f without its aux)``."""
-        from ..checks import check_scalar, split_aux
-
         out = fun(x)
         value, aux = split_aux(out) if has_aux else (out, None)
         check_scalar(value, "grad")

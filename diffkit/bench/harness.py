@@ -204,7 +204,7 @@ def _key(record: dict[str, Any]) -> tuple:
 
 
 def _reference(target: Target) -> dict[str, Any]:
-    from .reference import reference
+    from .reference import reference  # sympy and mpmath: loaded when a reference is made
 
     r = reference(target.f, target.x, target.kind)
     return {"method": r.method, "value": np.asarray(r.value).tolist(),

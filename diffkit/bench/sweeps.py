@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import backend, finite_diff as fd
+from ..backends.symbolic import derive
 from ..core import NotApplicable
 from .cells import run_isolated
 from .measure import error_against
@@ -63,8 +64,6 @@ def parse_depths(text: str) -> list[int]:
 def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
           memory_mb: float | None = 2048) -> list[dict[str, Any]]:
     """Records ``depth, backend, expr_nodes, expr_dag_nodes, tape_ops, status``."""
-    from ..backends.symbolic import derive
-
     rows = []
     for k in depths:
         t = find_target(name, depth=k)

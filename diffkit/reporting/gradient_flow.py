@@ -25,11 +25,8 @@ import numpy as np
 
 from .. import data, nn, optim
 from ..backends.tensor import no_grad
-
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from ..core import DiffkitError
+from .report import read_toml
 
 ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
 ARCHITECTURES = ("plain", "layernorm", "residual", "residual+layernorm")
@@ -43,7 +40,8 @@ def make_model(depth: int, width: int, activation: str, architecture: str, init:
     """2 -> width (x depth hidden layers) -> 2, as named in the spec's vocabulary."""
     act = ACTIVATIONS[activation]
     if architecture not in ARCHITECTURES:
-        raise SystemExit(f"unknown architecture {architecture!r}; one of {ARCHITECTURES}")
+        raise DiffkitError(f"unknown architecture {architecture!r}; use one of "
+                           f"{', '.join(ARCHITECTURES)}")
     norm = "layernorm" in architecture
     layers: list[nn.Module] = [nn.Linear(2, width, rng=rng)]
     layers += [nn.LayerNorm(width)] if norm and architecture == "layernorm" else []
@@ -76,8 +74,8 @@ def initialize(model: nn.Module, init: str, rng: np.random.Generator) -> None:
         elif init in ("xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal"):
             getattr(nn, init + "_")(lin.weight, rng=rng)
         else:
-            raise SystemExit(f"unknown init {init!r}: default, xavier_uniform, xavier_normal, "
-                             "kaiming_uniform, kaiming_normal or normal(g)")
+            raise DiffkitError(f"unknown init {init!r}: default, xavier_uniform, xavier_normal, "
+                               "kaiming_uniform, kaiming_normal or normal(g)")
         nn.zeros_(lin.bias)
 
 
@@ -110,8 +108,8 @@ def grid(fig_spec: dict) -> tuple[str, list[str], str, list[str], dict[str, list
     p, ln = fig_spec["panels"], fig_spec["lines"]
     for k, v in values.items():
         if k not in (p, ln) and len(v) != 1:
-            raise SystemExit(f"figure {fig_spec['name']}: {k} is neither panels nor lines, so it "
-                             f"must have one value, got {v}")
+            raise DiffkitError(f"figure {fig_spec['name']}: {k} is neither panels nor lines, "
+                               f"so it must have one value, got {v}")
     return p, values[p], ln, values[ln], values
 
 
@@ -283,7 +281,7 @@ def run(spec: dict[str, Any], out: Path, only: list[str] | None = None,
     figures = [f for f in spec["figure"] if only is None or f["name"] in only]
     if only and len(figures) != len(only):
         names = [f["name"] for f in spec["figure"]]
-        raise ValueError(f"unknown figure name(s) in {only}; the spec has {names}")
+        raise DiffkitError(f"unknown figure name(s) in {only}; the spec has {names}")
     results, md = {"setup": setup}, ["# Gradient flow figures\n"]
     for fig_spec in figures:
         t = time.perf_counter()
@@ -308,7 +306,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("-o", "--out", required=True, help="folder for the figures")
     ap.add_argument("--only", nargs="*", default=None, help="figure names to make")
     args = ap.parse_args(argv)
-    spec = tomllib.loads(Path(args.spec).read_text(encoding="utf-8"))
+    spec = read_toml(args.spec)
     made = run(spec, Path(args.out), args.only)
     print(f"wrote {len(made)} figure(s), gradients.json and captions.md to {args.out}")
 

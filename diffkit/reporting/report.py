@@ -45,6 +45,7 @@ import numpy as np
 
 from ..bench import catalog
 from ..backends import backend_from_spec, label
+from ..backends.finite_diff import METHODS
 from ..core import DiffkitError
 from ..bench.harness import (
     EXTRA,
@@ -96,13 +97,13 @@ SECTION_KEYS = {"steps": {"functions", "methods", "backends"},
 # =========================================================================== the spec
 
 
-def _read_toml(path: str | os.PathLike) -> dict[str, Any]:
+def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:
-        return tomllib.loads(Path(path).read_text())
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise DiffkitError(f"{path}: not valid TOML: {exc}") from None
 
@@ -118,7 +119,7 @@ def experiment(spec: str | os.PathLike | dict[str, Any]) -> str | None:
     >>> experiment({"experiment": "gradient_flow"}), experiment({"functions": ["exp"]})
     ('gradient_flow', None)
     """
-    name = (spec if isinstance(spec, dict) else _read_toml(spec)).get("experiment")
+    name = (spec if isinstance(spec, dict) else read_toml(spec)).get("experiment")
     if name is not None and name not in EXPERIMENTS:
         raise DiffkitError(f"unknown experiment {name!r}; experiments: {', '.join(EXPERIMENTS)}")
     return name
@@ -139,7 +140,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if isinstance(spec, dict):
         raw, where = copy.deepcopy(spec), "spec"
     else:
-        raw, where = _read_toml(spec), str(spec)
+        raw, where = read_toml(spec), str(spec)
     unknown = sorted(set(raw) - set(DEFAULTS))
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
@@ -196,8 +197,7 @@ def _limits(v: Any, where: str) -> dict[str, Any]:
 
 
 def _section(fig: str, s: dict[str, Any], where: str, check: bool) -> dict[str, Any]:
-    from ..backends.finite_diff import METHODS
-    from ..bench.sweeps import parse_depths
+    from ..bench.sweeps import parse_depths  # sympy (the sweeps' reference): when a spec is read
 
     for key in ("functions", "methods"):
         if key in s:
@@ -310,7 +310,7 @@ class Runner:
 
     def step_errors(self, fn: str, methods: list[str]) -> list[Record]:
         """:func:`diffkit.bench.sweeps.step_errors` in isolation; one row per method and step."""
-        from ..bench.sweeps import step_errors
+        from ..bench.sweeps import step_errors  # sympy: only when the sweep runs
 
         todo = [m for m in methods if (fn, m) not in self.steps]
         if todo:
@@ -331,7 +331,7 @@ class Runner:
 
     def swell_rows(self, fn: str, depth: int) -> list[Record]:
         """:func:`diffkit.bench.sweeps.swell` at one depth (the symbolic part isolated)."""
-        from ..bench.sweeps import swell
+        from ..bench.sweeps import swell  # sympy: only when the sweep runs
 
         if (fn, depth) not in self.swell:
             for r in swell(fn, [depth], self.limits["timeout"], self.limits["memory_mb"]):
@@ -492,7 +492,7 @@ FORMAT = {"error": fmt_error, "best error": fmt_error, "error at auto step": fmt
 
 def draw(fig: str, rows: list[Record], section: dict[str, Any]) -> Any:
     """The Figure of ``fig`` from its records."""
-    from . import plots
+    from . import plots  # matplotlib: only when a figure is drawn
 
     if fig == "steps":
         return plots.step_error_figure([r for r in rows if r.get("sweep") == "steps"],
@@ -539,7 +539,7 @@ def _cell(column: str, v: Any) -> str:
 def _run(spec: dict[str, Any], run: Runner, progress: Progress | None
          ) -> dict[str, list[Record]]:
     from ..backends import symbolic  # noqa: F401  (imported once here, not in every cell)
-    from ..bench import reference  # noqa: F401
+    from ..bench import reference  # noqa: F401  (likewise)
 
     data: dict[str, list[Record]] = {}
     for fig in spec["figures"]:
@@ -570,7 +570,7 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     >>> build("reports/quick.toml", "out/quick")  # doctest: +SKIP
     PosixPath('out/quick/index.html')
     """
-    raw = spec if isinstance(spec, dict) else _read_toml(spec)
+    raw = spec if isinstance(spec, dict) else read_toml(spec)
     if experiment(raw):  # e.g. a training experiment, not harness cells
         return run_experiment(raw, Path(out_dir))
     s = load_spec(raw)

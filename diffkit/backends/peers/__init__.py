@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import Backend, to_numpy  # noqa: F401  (the adapters' result type)
 from ...core import Box, DiffkitError, shape, using
+from ...pytree import tree_map
 
 PEERS = {  # backend name -> (module to import, library name, extra)
     "autograd": ("autograd", "autograd", "autograd"),
@@ -139,6 +140,4 @@ def ravelled(fun: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any
 
 def tree_to_numpy(aux: Any, unbox: Callable[[Any], Any]) -> Any:
     """``aux`` with every peer array inside it unboxed (dicts, lists and tuples kept)."""
-    from ...pytree import tree_map
-
     return tree_map(unbox, aux)
