@@ -30,6 +30,7 @@ from ..backends import Backend, backend_from_spec, label
 from .cells import run_isolated
 from .measure import measure
 from .targets import Target, kind_for, find_target
+from .verdict import judge, why_nonfinite
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
@@ -172,8 +173,15 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     if probe is not None and kind is None:
         ref = probe
     elif reference and todo:
-        ref = run_isolated(lambda: _reference(target), **limits)
+        ref = _as_sentence(run_isolated(lambda: _reference(target), **limits), timeout)
     out = Comparison(target.name, kind, target.x, ref)
+    reasons: dict[bool, str] = {}
+
+    def explain(derivative: bool) -> str:
+        if derivative not in reasons:
+            reasons[derivative] = run_isolated(lambda: {"why": why_nonfinite(
+                target.f, target.x, derivative)}, **limits).get("why", "")
+        return reasons[derivative]
     for be in chosen:
         key = _key({**base, "backend": label(be)})
         if key in done:
@@ -185,8 +193,9 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             row = {"status": probe["status"], "message": f"the function itself failed: "
                                                         f"{probe.get('message')}"}
         else:
-            row = run_isolated(lambda: measure(target.f, target.x, kind, be,
-                                               ref.get("derivative"), repeat), **limits)
+            row = judge(run_isolated(lambda: measure(target.f, target.x, kind, be,
+                                                     ref.get("derivative"), repeat), **limits),
+                        target.x, ref, explain)
         row = {**base, "backend": label(be), "kind": kind,
                "reference_method": ref.get("method"), **row}
         out.rows.append(row)
@@ -201,6 +210,17 @@ def _key(record: dict[str, Any]) -> tuple:
     """What identifies a cell in a results file: function, backend, size, depth, point."""
     return (record.get("function"), record.get("backend"), record.get("n"),
             record.get("depth"), json.dumps(record.get("x")))
+
+
+def _as_sentence(ref: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """A failed reference's record, its message a sentence (not an exception's name)."""
+    if ref.get("status", "ok") == "ok":
+        return ref
+    why = {"timeout": f"it took longer than {timeout:g} s",
+           "oom": "it ran out of memory"}.get(ref["status"])
+    if why is None:
+        why = str(ref.get("message", "")).split(": ", 1)[-1] or "it failed"
+    return {"method": None, "message": f"no reference ({why})"}
 
 
 def _reference(target: Target) -> dict[str, Any]:

@@ -5,7 +5,8 @@ How a reference is computed (``Reference.method`` says which):
 * ``closed form``: the function is run on symbols to a SymPy expression, differentiated exactly
   by SymPy, and evaluated (``evalf``, mpmath underneath) at ``dps`` significant digits
   (40 by default), the inputs taken as the exact binary values of the float64 arguments.
-  Where f itself is NaN, so is the reference derivative.
+  Where f itself is NaN, so is the reference derivative; a value that is not real (log
+  of a negative number) is NaN, a complex infinity (1/0) is inf.
 * ``local closed form``: a function that branches on values (``if``, ``while``) has no
   single closed form, but at a given point every branch is decided: the run compares
   at the point's values (evaluated at 50 digits) and keeps the branch taken, giving the
@@ -52,7 +53,10 @@ def _evaluate(expr: Any, point: dict, dps: int) -> float:
     """``expr`` at ``point`` to ``dps`` digits (evalf: fast even where printing a
     Max/Heaviside-heavy expression for lambdify would take exponential time)."""
     with mpmath.workdps(dps + 10):
-        return float(sp.sympify(expr).xreplace(point).evalf(dps))
+        v = sp.sympify(expr).xreplace(point).evalf(dps)
+    if v.is_extended_real:
+        return float(v)
+    return float("inf") if v in (sp.zoo, sp.oo, -sp.oo) else float("nan")  # not a real number
 
 
 ADJOINT_FROM = 16  # gradients of more inputs: one adjoint sweep instead of n sympy.diff calls
