@@ -70,6 +70,8 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
     records = result.records()
     if fmt == "table":
         emit(_table(result, records, at is None, color(output)), output)
+    elif fmt == "markdown":
+        emit(render(records, fmt, table=_rows(records)), output)
     else:
         emit(render(records, fmt, columns=FIELDS), output)
     if any(r["status"] not in PASSING for r in records):
@@ -78,15 +80,9 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
 
 def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colored: bool
            ) -> str:
-    from diffkit.bench.harness import fmt_bytes, fmt_error, fmt_number, fmt_seconds
     from diffkit.bench.verdict import point_text
 
-    head = ["backend", "status", "derivative", "error", "setup", "per call", "cost",
-            "peak mem", "size"]
-    rows = [head] + [[shown(r["backend"]), r["status"], _numbers(r.get("derivative")),
-                      fmt_error(r.get("error")), _setup(r.get("setup_s")),
-                      fmt_seconds(r.get("time_s")), fmt_number(r.get("cost_ratio")),
-                      fmt_bytes(r.get("peak_bytes")), _size(r)] for r in records]
+    rows = _rows(records)
     kind = KINDS.get(result.kind or "", "derivative")
     where = "; the default point, choose with --at" if default_point else ""
     title = f"{result.function}: {kind} at x = {point_text(result.x)}{where}"
@@ -108,6 +104,18 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
                  "work before calls (— where a backend has none); size: expression nodes, "
                  "tape or trace operations, or evaluations of f")
     return table + "\n" + wrapped(lines)
+
+
+def _rows(records: list[dict[str, Any]]) -> list[list[str]]:
+    """The header and one line of display strings per backend."""
+    from diffkit.bench.harness import fmt_bytes, fmt_error, fmt_number, fmt_seconds
+
+    head = ["backend", "status", "derivative", "error", "setup", "per call", "cost",
+            "peak mem", "size"]
+    return [head] + [[shown(r["backend"]), r["status"], _numbers(r.get("derivative")),
+                      fmt_error(r.get("error")), _setup(r.get("setup_s")),
+                      fmt_seconds(r.get("time_s")), fmt_number(r.get("cost_ratio")),
+                      fmt_bytes(r.get("peak_bytes")), _size(r)] for r in records]
 
 
 def _numbers(v: Any, first: int = 2) -> str:

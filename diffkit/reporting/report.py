@@ -147,6 +147,8 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
            if k not in FIGURES and k != "limits"}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
+    for fn in out["functions"]:
+        find_target(fn)  # a misspelt name is an error even if no figure uses the list
     out["backends"] = _backends(out["backends"], f"{where}: backends")
     out["figures"] = _names(out["figures"], f"{where}: figures")
     bad = [f for f in out["figures"] if f not in FIGURES]
