@@ -110,10 +110,13 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
     while True:
         t = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False,
                   show_edge=False, collapse_padding=True, title_justify="left")
+        fixed = {i: min(max(len(r[i]) for r in rows), 20) for i in keep if rows[0][i] not in wrap}
+        room = max(console.width - sum(fixed.values()) - 2 * (len(keep) - 1), 10)
+        cuts = max(len(keep) - len(fixed), 1)
         for i in keep:
-            cut = rows[0][i] in wrap
-            t.add_column(escape(rows[0][i]), no_wrap=cut, ratio=1 if cut else None,
-                         overflow="ellipsis" if cut else "fold")
+            cut = i not in fixed
+            t.add_column(escape(rows[0][i]), no_wrap=cut, overflow="ellipsis" if cut else "fold",
+                         min_width=fixed.get(i), max_width=room // cuts if cut else None)
         for r in rows[1:]:
             cells = [escape(r[i]) for i in keep]  # "[jax]" is text, not rich markup
             if colored and status in keep and r[status] in STATUS_STYLES:
@@ -121,8 +124,9 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
                 cells[j] = f"[{STATUS_STYLES[r[status]]}]{cells[j]}[/]"
             t.add_row(*cells)
         spare = [i for i in keep if rows[0][i] in optional]
-        if not spare or console.measure(t, options=console.options.update_width(10**4)
-                                          ).maximum <= console.width:
+        need = sum(min(max(len(r[i]) for r in rows), 30 if rows[0][i] in wrap else 10**4)
+                   for i in keep) + 2 * (len(keep) - 1)
+        if not spare or need <= console.width:
             break
         keep.remove(max(spare, key=lambda i: optional.index(rows[0][i])))
     console.print(t)
