@@ -90,7 +90,7 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
         writer = csv.writer(buf)
         writer.writerow(columns)
         writer.writerows([[_cell(r.get(c)) for c in columns] for r in records])
-        return buf.getvalue()
+        return buf.getvalue().rstrip("\r\n")  # emit() ends the last line
     if table is None:  # people need no all-empty columns
         columns = [c for c in columns if any(r.get(c) not in (None, "") for r in records)]
     rows = table or [columns] + [[_cell(r.get(c)) for c in columns] for r in records]
@@ -110,7 +110,7 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
     while True:
         t = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False,
                   show_edge=False, collapse_padding=True, title_justify="left")
-        fixed = {i: min(max(len(r[i]) for r in rows), 20) for i in keep if rows[0][i] not in wrap}
+        fixed = {i: min(max(len(r[i]) for r in rows), 24) for i in keep if rows[0][i] not in wrap}
         room = max(console.width - sum(fixed.values()) - 2 * (len(keep) - 1), 10)
         cuts = max(len(keep) - len(fixed), 1)
         for i in keep:

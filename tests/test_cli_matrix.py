@@ -33,7 +33,8 @@ ROWS = [
     (["--bogus"], "No such option '--bogus'"),
     # list
     (["list", "--format", "yaml"], "'yaml' is not one of"),
-    (["list", "extra"], "unexpected extra argument (extra)"),
+    (["list", "extra"], "'extra' is not one of 'functions', 'backends'"),
+    (["list", "--format", "csv"], "a CSV holds one table"),
     (["list", "-o", "/nonexistent/dir/out.txt"], "cannot write /nonexistent/dir/out.txt: no such folder"),
     (["list", "-o", "adir"], "is a directory"),
     # rules
