@@ -67,7 +67,7 @@ class Comparison:
     def __str__(self) -> str:
         rows = self.table()
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = [f"{self.function}  ({self.kind or "f failed"}; reference: "
+        lines = [f"{self.function}  ({self.kind or 'f failed'}; reference: "
                  f"{self.reference.get('method') or self.reference.get('message')})"]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
         lines += [f"  {r['backend']}: {r['message']}" for r in self.rows if r.get("message")]
@@ -78,7 +78,7 @@ class Comparison:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
                        for r in rows[1:])
-        return (f"<p>{html.escape(self.function)} ({html.escape(self.kind or "f failed")})</p>"
+        return (f"<p>{html.escape(self.function)} ({html.escape(self.kind or 'f failed')})</p>"
                 f"<table><tr>{head}</tr>{body}</table>")
 
 
