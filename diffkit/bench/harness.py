@@ -55,6 +55,18 @@ class Comparison:
     def to_json(self) -> str:
         return json.dumps(self.records(), default=str)
 
+    def to_pandas(self) -> Any:
+        """The records as a pandas DataFrame, one row per backend (pandas is optional:
+        ``pip install 'diffkit[notebook]'``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from ..core import DiffkitError
+
+            raise DiffkitError("to_pandas needs pandas: pip install 'diffkit[notebook]' "
+                               "(or use .records() / .to_json())") from None
+        return pd.DataFrame(self.records())
+
     def table(self) -> list[list[str]]:
         """Header and one line of display strings per backend."""
         head = ["backend", "status", "error", "setup", "per call", "cost ratio", "peak mem",
