@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from .output import Progress, emit, format_option, output_option, quiet_option, render
+from .output import Progress, color, emit, format_option, output_option, quiet_option, render, \
+    wrapped, writable
+from .specs import SYNTAX, shown, split_backends
+
+KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 
 
 @click.command()
 @click.argument("func")
-@click.option("--at", help="the point: x=0.5, x1=1,x2=2 (formula variables) or x=[1,2,3]")
+@click.option("--at", help="the point: x=0.5, x1=1,x2=2 (formula variables) or x=[1,2,3]; "
+              "default: the catalog's point, or 1 for every variable")
 @click.option("--dim", type=click.IntRange(min=1), help="input dimension n (scalable catalog "
               "functions)")
 @click.option("--depth", type=click.IntRange(min=1), help="depth (catalog functions with one, "
               "e.g. logistic_map)")
 @click.option("--backends", default="symbolic,numeric,forward,reverse", show_default=True,
-              help="comma-separated; options as name:key=value, e.g. numeric:method=richardson")
+              help=f"comma-separated names; {SYNTAX}")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="seconds per cell before it is stopped")
 @click.option("--memory", type=click.FloatRange(min=16), default=2048.0, show_default=True,
               help="MB of memory per cell before it is stopped")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="timing repeats (median reported)")
-@click.option("--results", type=click.Path(dir_okay=False),
+@click.option("--results", type=click.Path(dir_okay=False), callback=writable,
               help="JSON Lines file: each finished cell is appended; a rerun resumes")
 @format_option
 @output_option
@@ -30,26 +37,29 @@ from .output import Progress, emit, format_option, output_option, quiet_option, 
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
             timeout: float, memory: float, repeat: int, results: str | None, fmt: str,
             output: str | None, quiet: bool) -> None:
-    """Measure each backend on FUNC: error against a high-precision reference, setup and
-    per-call time, cost ratio time(derivative)/time(f), peak memory, and size (symbolic
-    expression nodes, tape operations, function evaluations).
+    """Measure each backend on FUNC: its derivative, the error against a high-precision
+    reference, setup and per-call time, cost ratio time(derivative)/time(f), peak memory,
+    and size (symbolic expression nodes, tape operations, function evaluations).
 
     Each cell runs in its own process under --timeout and --memory: a hang or an
-    explosion becomes a row with status timeout / oom / error, and the rest go on.
+    explosion becomes a row with status timeout / oom / error, and the rest go on. A
+    point outside f's domain is status domain; a derivative that is not finite there,
+    nonfinite. The exit status is 0 when every cell is ok (or n/a: the method does not
+    apply), 1 when some cell is not, 2 for a usage error.
 
     \b
     Examples:
       diffkit compare rosenbrock --dim 100
       diffkit compare logistic_map --depth 8 --backends symbolic,reverse
       diffkit compare "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=0.5 --format json
-      diffkit compare my_model.py:loss --at x=[0.1,0.2] --backends forward,reverse
+      diffkit compare rosenbrock --backends "forward,numeric[method=central,order=4]"
+      diffkit compare examples/train_moons.py:loss --backends forward,reverse
     """
     from diffkit.bench.harness import FIELDS, compare as run
     from diffkit.bench.targets import parse_at
+    from diffkit.bench.verdict import PASSING
 
-    specs = [b.strip() for b in backends.split(",") if b.strip()]
-    if not specs:
-        raise click.BadParameter("name at least one backend", param_hint="--backends")
+    specs = split_backends(backends)
     progress = Progress(len(specs), quiet)
     try:
         result = run(func, backends=specs, at=parse_at(at) if at else None, n=dim, depth=depth,
@@ -57,11 +67,82 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
                      progress=progress.step)
     finally:
         progress.close()
-    title = f"{result.function} ({result.kind}); reference: " \
-            f"{result.reference.get('method') or result.reference.get('message')}"
-    text = render(result.records(), fmt, columns=FIELDS, table=result.table(), title=title)
+    records = result.records()
     if fmt == "table":
-        notes = [f"{r['backend']}: {r['message']}" for r in result.rows if r.get("message")]
-        text = "\n".join([text, *notes, "error: relative max-norm vs the reference (absolute "
-                          "where the reference is 0); time: median per call"])
-    emit(text, output)
+        emit(_table(result, records, at is None, color(output)), output)
+    elif fmt == "markdown":
+        emit(render(records, fmt, table=_rows(records)), output)
+    else:
+        emit(render(records, fmt, columns=FIELDS), output)
+    if any(r["status"] not in PASSING for r in records):
+        raise click.exceptions.Exit(1)
+
+
+def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colored: bool
+           ) -> str:
+    from diffkit.bench.verdict import point_text
+
+    rows = _rows(records)
+    kind = KINDS.get(result.kind or "", "derivative")
+    where = "; the default point, choose with --at" if default_point else ""
+    title = f"{result.function}: {kind} at x = {point_text(result.x)}{where}"
+    table = render([], "table", table=rows, title=title, colored=colored,
+                   optional=("setup", "cost", "peak mem"))
+    lines = []
+    messages = [(shown(r["backend"]), r["message"]) for r in records if r.get("message")]
+    if messages and len(messages) == len(records) and len({m for _, m in messages}) == 1:
+        lines.append(f"all backends: {messages[0][1]}")
+    else:
+        lines += [f"{b}: {m}" for b, m in messages]
+    ref = result.reference
+    how = {"closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
+           "local closed form": "the exact derivative of the closed form valid around the "
+                                "point (its branches decided there), at 40 digits"}
+    lines.append("error: relative max-norm against " + how.get(ref.get("method"), "")
+                 if ref.get("method") in how else f"error: {ref.get('message') or 'none'}")
+    lines.append("cost = time(derivative) / time(f), both medians per call; setup: one-off "
+                 "work before calls (— where a backend has none); size: expression nodes, "
+                 "tape or trace operations, or evaluations of f")
+    return table + "\n" + wrapped(lines)
+
+
+def _rows(records: list[dict[str, Any]]) -> list[list[str]]:
+    """The header and one line of display strings per backend."""
+    from diffkit.bench.harness import fmt_bytes, fmt_error, fmt_number, fmt_seconds
+
+    head = ["backend", "status", "derivative", "error", "setup", "per call", "cost",
+            "peak mem", "size"]
+    return [head] + [[shown(r["backend"]), r["status"], _numbers(r.get("derivative")),
+                      fmt_error(r.get("error")), _setup(r.get("setup_s")),
+                      fmt_seconds(r.get("time_s")), fmt_number(r.get("cost_ratio")),
+                      fmt_bytes(r.get("peak_bytes")), _size(r)] for r in records]
+
+
+def _numbers(v: Any, first: int = 2) -> str:
+    """A derivative in short: 0.5403, or its first entries [-215.6, 792, …]."""
+    import numpy as np
+
+    if v is None:
+        return "—"
+    a = np.asarray(v, dtype=float).ravel()
+    if np.ndim(v) == 0:
+        return f"{float(a[0]):.4g}"
+    shown_ = ", ".join(f"{x:.4g}" for x in a[:first])
+    return f"[{shown_}{', …' if a.size > first else ''}]"
+
+
+def _setup(v: Any) -> str:
+    from diffkit.bench.harness import fmt_seconds
+
+    return "—" if not v else fmt_seconds(v)
+
+
+def _size(r: dict[str, Any]) -> str:
+    """The size measure that fits the backend, with its unit."""
+    if r.get("expr_nodes") is not None:
+        return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} CSE)"
+    if r.get("tape_ops") is not None:
+        return f"{r['tape_ops']} {'trace' if r['backend'] == 'forward' else 'tape'} ops"
+    if r.get("fevals") is not None:
+        return f"{r['fevals']} f-evals"
+    return "—"

@@ -6,33 +6,48 @@ import json
 
 import click
 
-from .output import emit, format_option, output_option, render
+from .output import color, emit, format_option, output_option, render
 
 COLUMNS = ("name", "group", "kind", "dim", "scalable", "depth", "closed_form", "domain",
            "description")
+OPTIONAL = ("domain", "group", "closed_form", "scalable", "depth")  # left out last first
 
 
 @click.command("list")
+@click.argument("what", type=click.Choice(["functions", "backends"]), required=False)
 @format_option
 @output_option
-def list_(fmt: str, output: str | None) -> None:
-    """List the catalog functions (with their metadata) and the registered backends.
+def list_(what: str | None, fmt: str, output: str | None) -> None:
+    """List the catalog functions (with their metadata) and the registered backends, or
+    only WHAT (functions or backends). A CSV holds one table: name WHAT with --format csv.
 
     \b
     Examples:
       diffkit list
+      diffkit list functions --format csv
       diffkit list --format json
     """
     import diffkit as dk
     from diffkit.bench import catalog
 
-    functions = [e.metadata() for e in catalog.ENTRIES]
-    backends = [{"backend": name, "options": _options(name)} for name in dk.backends()]
+    if fmt == "csv" and what is None:
+        raise click.UsageError("a CSV holds one table: diffkit list functions --format csv, "
+                               "or diffkit list backends --format csv")
+    functions = [e.metadata() for e in catalog.ENTRIES] if what != "backends" else []
+    backends = [{"backend": name, "options": _options(name)} for name in dk.backends()] \
+        if what != "functions" else []
     if fmt == "json":
-        emit(json.dumps({"functions": functions, "backends": backends}, indent=2), output)
+        data = {"functions": functions, "backends": backends}
+        emit(json.dumps(data if what is None else data[what], indent=2), output)
         return
-    emit(render(functions, fmt, COLUMNS, title="catalog") + "\n\n"
-         + render(backends, fmt, ("backend", "options"), title="backends"), output)
+    parts = []
+    if what != "backends":
+        parts.append(render(functions, fmt, COLUMNS, title="catalog", wrap=("description",),
+                            optional=OPTIONAL, colored=color(output)))
+    if what != "functions":
+        parts.append(render(backends, fmt, ("backend", "options"), title="backends",
+                            wrap=("options",)))
+    emit("\n\n".join(parts), output)
 
 
 def _options(name: str) -> str:

@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> None:
     if not (sys.argv[1:] if argv is None else argv):
         argv = ["--help"]  # no command: the help, on stdout, exit 0
     try:
-        cli.main(args=argv, prog_name="diffkit", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="diffkit", standalone_mode=False)
+        if isinstance(code, int) and code:  # a command's documented exit status (Exit(n))
+            sys.exit(code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:

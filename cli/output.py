@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,31 @@ FORMATS = ("table", "json", "csv", "markdown")
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
                              show_default=True, help="table for people; json/csv/markdown for "
                              "scripts and documents")
+
+
+def writable(ctx: click.Context | None, param: click.Parameter | None, path: str | None
+             ) -> str | None:
+    """A click callback: fail before measuring if ``path`` cannot be written.
+
+    >>> writable(None, None, "/nonexistent/a/b.txt")
+    Traceback (most recent call last):
+    ...
+    click.exceptions.BadParameter: cannot write /nonexistent/a/b.txt: no such folder /nonexistent/a
+    """
+    if not path:
+        return path
+    folder = os.path.dirname(os.path.abspath(path))
+    why = ("no such folder " + folder if not os.path.isdir(folder) else
+           "it is a folder" if os.path.isdir(path) else
+           "permission denied" if not os.access(path if os.path.exists(path) else folder,
+                                                 os.W_OK) else None)
+    if why:
+        raise click.BadParameter(f"cannot write {path}: {why}", ctx=ctx, param=param)
+    return path
+
+
 output_option = click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+                             callback=writable,
                              help="write to this file instead of standard output")
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="no progress display")
 
@@ -30,9 +55,33 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+STATUS_STYLES = {"ok": "green", "n/a": "dim", "domain": "yellow", "nonfinite": "yellow",
+                 "timeout": "red", "oom": "red", "error": "red"}
+
+
+def width() -> int:
+    """The terminal's width (``COLUMNS`` first); 100 when there is no terminal."""
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def color(output: str | None = None) -> bool:
+    """Colour only on a terminal, never into a file or with ``NO_COLOR`` set."""
+    return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | None = None,
-           table: list[list[str]] | None = None, title: str | None = None) -> str:
-    """``records`` in ``fmt``; ``table`` (header + display rows) overrides the table view."""
+           table: list[list[str]] | None = None, title: str | None = None,
+           colored: bool = False, wrap: Sequence[str] = (), optional: Sequence[str] = ()
+           ) -> str:
+    """``records`` in ``fmt``; ``table`` (header + display rows) overrides the table view.
+
+    The table fits the terminal's width: columns named in ``wrap`` (e.g. a description)
+    are cut with an ellipsis instead of wrapping over many lines, and the columns named in
+    ``optional`` are left out, the last first, until it fits (a note says which); a
+    ``status`` column is coloured when ``colored``.
+    """
     columns = list(columns or (records[0].keys() if records else []))
     if fmt == "json":
         return json.dumps(records, indent=2, default=str)
@@ -41,7 +90,7 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
         writer = csv.writer(buf)
         writer.writerow(columns)
         writer.writerows([[_cell(r.get(c)) for c in columns] for r in records])
-        return buf.getvalue()
+        return buf.getvalue().rstrip("\r\n")  # emit() ends the last line
     if table is None:  # people need no all-empty columns
         columns = [c for c in columns if any(r.get(c) not in (None, "") for r in records)]
     rows = table or [columns] + [[_cell(r.get(c)) for c in columns] for r in records]
@@ -49,18 +98,51 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
         esc = [[c.replace("|", "\\|") for c in row] for row in rows]
         lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc[1:]])
+    from rich import box
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    t = Table(title=escape(title) if title else None, show_lines=False)
-    for c in rows[0]:
-        t.add_column(escape(c))
-    for r in rows[1:]:
-        t.add_row(*(escape(c) for c in r))  # "[jax]" is text, not rich markup
-    buf = io.StringIO()
-    Console(file=buf, width=140, highlight=False, force_terminal=False).print(t)
-    return buf.getvalue().rstrip("\n")
+    console = Console(file=io.StringIO(), width=width(), highlight=False,
+                      force_terminal=colored, color_system="standard" if colored else None)
+    status = rows[0].index("status") if "status" in rows[0] else None
+    keep = list(range(len(rows[0])))
+    while True:
+        t = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_edge=False, collapse_padding=True, title_justify="left")
+        fixed = {i: min(max(len(r[i]) for r in rows), 24) for i in keep if rows[0][i] not in wrap}
+        room = max(console.width - sum(fixed.values()) - 2 * (len(keep) - 1), 10)
+        cuts = max(len(keep) - len(fixed), 1)
+        for i in keep:
+            cut = i not in fixed
+            t.add_column(escape(rows[0][i]), no_wrap=cut, overflow="ellipsis" if cut else "fold",
+                         min_width=fixed.get(i), max_width=room // cuts if cut else None)
+        for r in rows[1:]:
+            cells = [escape(r[i]) for i in keep]  # "[jax]" is text, not rich markup
+            if colored and status in keep and r[status] in STATUS_STYLES:
+                j = keep.index(status)
+                cells[j] = f"[{STATUS_STYLES[r[status]]}]{cells[j]}[/]"
+            t.add_row(*cells)
+        spare = [i for i in keep if rows[0][i] in optional]
+        need = sum(min(max(len(r[i]) for r in rows), 30 if rows[0][i] in wrap else 10**4)
+                   for i in keep) + 2 * (len(keep) - 1)
+        if not spare or need <= console.width:
+            break
+        keep.remove(max(spare, key=lambda i: optional.index(rows[0][i])))
+    console.print(t)
+    hidden = [c for i, c in enumerate(rows[0]) if i not in keep]
+    if hidden:
+        console.print(escape(f"(not shown at {console.width} columns: {', '.join(hidden)}; "
+                             "widen the terminal or use --format json)"))
+    text = console.file.getvalue().rstrip("\n")
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def wrapped(lines: Sequence[str]) -> str:
+    """Notes under a table, wrapped to the terminal's width."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(line, width(), subsequent_indent="  ") for line in lines)
 
 
 def emit(text: str, output: str | None) -> None:

@@ -8,8 +8,11 @@ import click
 @click.command()
 @click.argument("func")
 @click.option("--at", help="the point for the numeric derivative: x=0.5 or x1=2,x2=5")
+@click.option("--dim", type=click.IntRange(min=2), help="input dimension n (scalable catalog "
+              "functions)")
+@click.option("--depth", type=click.IntRange(min=1), help="depth (catalog functions with one)")
 @click.option("--latex/--no-latex", default=True, show_default=True, help="also print LaTeX")
-def show(func: str, at: str | None, latex: bool) -> None:
+def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: bool) -> None:
     """Show FUNC's derivative: the closed form SymPy derives (as text and LaTeX), the
     same after common-subexpression elimination with its size, and the numeric
     derivative at the point with its step, error estimate and evaluations (Richardson).
@@ -17,7 +20,8 @@ def show(func: str, at: str | None, latex: bool) -> None:
     \b
     Examples:
       diffkit show "x^2 * sin(x)" --at x=1
-      diffkit show logistic_map --at x=0.3
+      diffkit show logistic_map --at x=0.3 --depth 3
+      diffkit show rosenbrock --dim 3
     """
     import numpy as np
 
@@ -25,7 +29,7 @@ def show(func: str, at: str | None, latex: bool) -> None:
     from diffkit.bench.sweeps import ENGINES
     from diffkit.bench.targets import kind_for, parse_at, find_target
 
-    t = find_target(func, at=parse_at(at) if at else None)
+    t = find_target(func, at=parse_at(at) if at else None, n=dim, depth=depth)
     kind = t.kind or kind_for(t.x, t.f(t.x))
     d = derive(t.f, t.x, kind)
     click.echo(f"f = {d.f}")

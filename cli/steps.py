@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from .output import emit, format_option, output_option, render
+from .output import emit, format_option, output_option, render, wrapped
 
 
 @click.command()
 @click.argument("func")
-@click.option("--at", help="the point, e.g. x=1 or x1=1,x2=2")
+@click.option("--at", help="the point, e.g. x=1 or x1=1,x2=2; default: the catalog's point, "
+              "or 1 for every variable")
 @click.option("--methods", default="forward,central,richardson,complex", show_default=True,
               help="comma-separated: forward, backward, central, richardson, complex")
 @format_option
@@ -40,5 +43,37 @@ def steps(func: str, at: str | None, methods: str, fmt: str, output: str | None)
         from diffkit.bench.targets import kind_for
         target = type(target)(target.name, target.f, target.x, kind_for(target.x, target.f(target.x)))
     rows = step_errors(target, chosen)
-    emit(render(rows, fmt, ("method", "step", "error", "auto", "message"),
-                title=f"finite-difference error vs step: {target.name}"), output)
+    if fmt != "table":
+        emit(render(rows, fmt, ("method", "step", "error", "auto", "message")), output)
+        return
+    emit(_table(target, rows, at is None), output)
+
+
+def _table(target: Any, rows: list[dict[str, Any]], default_point: bool) -> str:
+    """One row per step, one column per method (the V reads downwards); the automatic
+    step's error and step last."""
+    from diffkit.bench.verdict import point_text
+
+    where = "; the default point, choose with --at" if default_point else ""
+    title = f"finite-difference error vs step: {target.name} at x = {point_text(target.x)}{where}"
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+
+    def error(r: dict[str, Any]) -> str:
+        return "n/a" if r.get("message") else "—" if r["error"] is None else f"{r['error']:.1e}"
+
+    fixed = [r for r in rows if not r["auto"]]
+    table = [["step h"] + methods]
+    for h in dict.fromkeys(r["step"] for r in fixed):
+        table.append([f"{h:.0e}"] + [error(r) for m in methods for r in fixed
+                                      if r["method"] == m and r["step"] == h])
+    auto = {r["method"]: r for r in rows if r["auto"]}
+    table.append(["auto"] + [error(auto[m]) + ("" if auto[m]["step"] is None or auto[m].get(
+        "message") else f" (h={auto[m]['step']:.0e})") for m in methods])
+    notes = {}
+    for r in rows:
+        if r.get("message"):
+            notes.setdefault(r["method"], r["message"])
+    lines = [f"{m}: {msg}" for m, msg in notes.items()]
+    lines.append("error: relative max-norm against the high-precision reference; auto: the "
+                 "step each method chooses by itself")
+    return "\n".join([wrapped([title]), render([], "table", table=table), wrapped(lines)])

@@ -18,7 +18,7 @@ from .output import emit, format_option, output_option, render
 def trace(func: str, at: str | None, mode: str, fmt: str, output: str | None) -> None:
     """Show how automatic differentiation evaluates FUNC: one row per primitive
     (v₋₁, v₀ are the inputs, v₁, v₂ … each operation), with its value and its tangent
-    (forward mode, d/d of the first input) or its adjoint (reverse mode, followed by the
+    (forward mode: the derivative along the first input's first entry) or its adjoint (reverse mode, followed by the
     reverse sweep showing each contribution as the backward pass adds it).
 
     \b

@@ -11,6 +11,8 @@ write PNG, SVG or PDF.
 >>> g = dk.graph(lambda a, b: a * b + dnp.sin(a), 1.0, 2.0)
 >>> [n["op"] for n in g.nodes]
 ['input', 'input', 'mul', 'sin', 'add']
+
+In Jupyter, ``g`` on its own line shows the picture (``_repr_svg_``).
 """
 
 from __future__ import annotations
@@ -46,11 +48,10 @@ class Graph:
         return "\n".join(lines + ["}"])
 
     def figure(self) -> Any:
-        """A matplotlib figure with a layered layout (depth = longest path from inputs)."""
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        """A matplotlib figure with a layered layout (depth = longest path from inputs),
+        on its own Agg canvas (no pyplot: nothing is shown or kept open as a side effect)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
 
         depth = {n["var"]: 0 for n in self.nodes}
         for a, b in self.edges:  # edges come in evaluation order: one pass suffices
@@ -61,7 +62,9 @@ class Graph:
         pos = {v: (d, -i + (len(vs) - 1) / 2) for d, vs in layers.items() for i, v in enumerate(vs)}
         width = max(layers) + 1
         height = max(len(vs) for vs in layers.values())
-        fig, ax = plt.subplots(figsize=(2.6 * width + 1, 1.4 * height + 1))
+        fig = Figure(figsize=(2.6 * width + 1, 1.4 * height + 1))
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
         for a, b in self.edges:
             ax.annotate("", xy=pos[b], xytext=pos[a],
                         arrowprops={"arrowstyle": "->", "color": "0.4", "shrinkA": 34,
@@ -90,12 +93,21 @@ class Graph:
                 raise OSError(f"graphviz could not write {path}: "
                               f"{(done.stderr.strip().splitlines() or ['failed'])[-1]}")
         else:
-            import matplotlib.pyplot as plt
-
-            fig = self.figure()
-            fig.savefig(path, bbox_inches="tight")
-            plt.close(fig)
+            self.figure().savefig(path, bbox_inches="tight")
         return engine
+
+    def _repr_svg_(self) -> str:
+        """Jupyter shows a graph as a picture: Graphviz's SVG, else matplotlib's."""
+        if shutil.which("dot"):
+            done = subprocess.run(["dot", "-Tsvg"], input=self.dot(), text=True,
+                                  capture_output=True)
+            if done.returncode == 0:
+                return done.stdout
+        import io
+
+        buf = io.StringIO()
+        self.figure().savefig(buf, format="svg", bbox_inches="tight")
+        return buf.getvalue()
 
 
 def graph(f: Callable[..., Any], *args: Any) -> Graph:

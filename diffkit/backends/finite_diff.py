@@ -163,9 +163,20 @@ def _richardson(V: np.ndarray, h: np.ndarray, scale: np.ndarray):
     return value, error + EPS * abs(value)
 
 
-def _complex_check(F: Callable, x: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Raise ComplexStepError unless central differences (h, 2h) agree with the complex step."""
-    V, h, nev, _ = _evaluate(F, x, _steps("central", 2, x, None), [1.0, -1.0, 2.0, -2.0], True)
+def _complex_check(F: Callable, x: np.ndarray, value: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Raise ComplexStepError unless central differences (h, 2h) agree with the complex step.
+
+    Safety is a property of f, not of the step: the check uses the complex step at its
+    automatic, tiny step (no truncation error), so that a large explicit step's own
+    truncation error (h² f‴/6, as large as central's) is not taken for unsafety.
+    """
+    nev = np.zeros(x.size, int)
+    tiny = _steps("complex", 2, x, None)
+    if np.any(h != tiny):
+        V, _, nev, _ = _evaluate(F, x, tiny, [1j], False)
+        value = V[0].imag / tiny.reshape(tiny.shape + (1,) * (V.ndim - 2))
+    V, h, more, _ = _evaluate(F, x, _steps("central", 2, x, None), [1.0, -1.0, 2.0, -2.0], True)
+    nev = nev + more
     h = h.reshape(h.shape + (1,) * (V.ndim - 2))
     d1, d2 = (V[0] - V[1]) / (2 * h), (V[2] - V[3]) / (4 * h)
     tol = 10 * abs(d1 - d2) + 1e3 * EPS * np.abs(V).max(axis=0) / h  # >> central's error
@@ -204,7 +215,7 @@ def _differentiate(F: Callable, x: np.ndarray, method: str, order: int, step: Ar
         value, error = _richardson(V, hb, np.maximum(abs(x), 1.0).reshape(hb.shape))
     elif method == "complex":
         value = V[0].imag / hb
-        nev = nev + _complex_check(F, x, value)
+        nev = nev + _complex_check(F, x, value, h)
     elif method == "central":
         weights = CENTRAL_WEIGHTS[order]
         value = sum(w * (V[2 * k] - V[2 * k + 1]) for k, w in enumerate(weights)) / hb

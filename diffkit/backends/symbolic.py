@@ -179,6 +179,12 @@ class Derivation:
         return sp.latex(sp.Array(self.expression) if isinstance(self.expression, np.ndarray)
                         else self.expression)
 
+    def _repr_latex_(self) -> str:
+        """Jupyter shows the derivative typeset: d/dx f = ..., or ∇f = ... ."""
+        lhs = {"derivative": r"\frac{d}{dx} f", "grad": r"\nabla f", "jacobian": "J_f",
+               "hessian": "H_f"}.get(self.kind, self.kind)
+        return f"$${lhs} = {self.latex()}$$"
+
     def common_subexpressions(self) -> tuple[list[tuple[sp.Symbol, Any]], list[Any]]:
         """``(replacements, reduced)`` as ``sympy.cse`` gives them."""
         return sp.cse([sp.sympify(e) for e in np.ravel(np.asarray(self.expression, dtype=object))])

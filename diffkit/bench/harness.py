@@ -30,6 +30,7 @@ from ..backends import Backend, backend_from_spec, label
 from .cells import run_isolated
 from .measure import measure
 from .targets import Target, kind_for, find_target
+from .verdict import judge, why_nonfinite
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
@@ -54,6 +55,18 @@ class Comparison:
     def to_json(self) -> str:
         return json.dumps(self.records(), default=str)
 
+    def to_pandas(self) -> Any:
+        """The records as a pandas DataFrame, one row per backend (pandas is optional:
+        ``pip install 'diffkit[notebook]'``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from ..core import DiffkitError
+
+            raise DiffkitError("to_pandas needs pandas: pip install 'diffkit[notebook]' "
+                               "(or use .records() / .to_json())") from None
+        return pd.DataFrame(self.records())
+
     def table(self) -> list[list[str]]:
         """Header and one line of display strings per backend."""
         head = ["backend", "status", "error", "setup", "per call", "cost ratio", "peak mem",
@@ -66,7 +79,7 @@ class Comparison:
     def __str__(self) -> str:
         rows = self.table()
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = [f"{self.function}  ({self.kind}; reference: "
+        lines = [f"{self.function}  ({self.kind or 'f failed'}; reference: "
                  f"{self.reference.get('method') or self.reference.get('message')})"]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
         lines += [f"  {r['backend']}: {r['message']}" for r in self.rows if r.get("message")]
@@ -77,7 +90,7 @@ class Comparison:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
                        for r in rows[1:])
-        return (f"<p>{html.escape(self.function)} ({html.escape(str(self.kind))})</p>"
+        return (f"<p>{html.escape(self.function)} ({html.escape(self.kind or 'f failed')})</p>"
                 f"<table><tr>{head}</tr>{body}</table>")
 
 
@@ -172,8 +185,15 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     if probe is not None and kind is None:
         ref = probe
     elif reference and todo:
-        ref = run_isolated(lambda: _reference(target), **limits)
+        ref = _as_sentence(run_isolated(lambda: _reference(target), **limits), timeout)
     out = Comparison(target.name, kind, target.x, ref)
+    reasons: dict[bool, str] = {}
+
+    def explain(derivative: bool) -> str:
+        if derivative not in reasons:
+            reasons[derivative] = run_isolated(lambda: {"why": why_nonfinite(
+                target.f, target.x, derivative)}, **limits).get("why", "")
+        return reasons[derivative]
     for be in chosen:
         key = _key({**base, "backend": label(be)})
         if key in done:
@@ -185,8 +205,9 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             row = {"status": probe["status"], "message": f"the function itself failed: "
                                                         f"{probe.get('message')}"}
         else:
-            row = run_isolated(lambda: measure(target.f, target.x, kind, be,
-                                               ref.get("derivative"), repeat), **limits)
+            row = judge(run_isolated(lambda: measure(target.f, target.x, kind, be,
+                                                     ref.get("derivative"), repeat), **limits),
+                        target.x, ref, explain)
         row = {**base, "backend": label(be), "kind": kind,
                "reference_method": ref.get("method"), **row}
         out.rows.append(row)
@@ -201,6 +222,17 @@ def _key(record: dict[str, Any]) -> tuple:
     """What identifies a cell in a results file: function, backend, size, depth, point."""
     return (record.get("function"), record.get("backend"), record.get("n"),
             record.get("depth"), json.dumps(record.get("x")))
+
+
+def _as_sentence(ref: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """A failed reference's record, its message a sentence (not an exception's name)."""
+    if ref.get("status", "ok") == "ok":
+        return ref
+    why = {"timeout": f"it took longer than {timeout:g} s",
+           "oom": "it ran out of memory"}.get(ref["status"])
+    if why is None:
+        why = str(ref.get("message", "")).split(": ", 1)[-1] or "it failed"
+    return {"method": None, "message": f"no reference ({why})"}
 
 
 def _reference(target: Target) -> dict[str, Any]:

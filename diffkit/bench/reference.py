@@ -5,7 +5,8 @@ How a reference is computed (``Reference.method`` says which):
 * ``closed form``: the function is run on symbols to a SymPy expression, differentiated exactly
   by SymPy, and evaluated (``evalf``, mpmath underneath) at ``dps`` significant digits
   (40 by default), the inputs taken as the exact binary values of the float64 arguments.
-  Where f itself is NaN, so is the reference derivative.
+  Where f itself is NaN, so is the reference derivative; a value that is not real (log
+  of a negative number) is NaN, a complex infinity (1/0) is inf.
 * ``local closed form``: a function that branches on values (``if``, ``while``) has no
   single closed form, but at a given point every branch is decided: the run compares
   at the point's values (evaluated at 50 digits) and keeps the branch taken, giving the
@@ -52,7 +53,26 @@ def _evaluate(expr: Any, point: dict, dps: int) -> float:
     """``expr`` at ``point`` to ``dps`` digits (evalf: fast even where printing a
     Max/Heaviside-heavy expression for lambdify would take exponential time)."""
     with mpmath.workdps(dps + 10):
-        return float(sp.sympify(expr).xreplace(point).evalf(dps))
+        v = sp.sympify(expr).xreplace(point).evalf(dps)
+    if v.is_extended_real:
+        return float(v)
+    return float("inf") if v in (sp.zoo, sp.oo, -sp.oo) else float("nan")  # not a real number
+
+
+ADJOINT_FROM = 16  # gradients of more inputs: one adjoint sweep instead of n sympy.diff calls
+
+
+def _by_adjoints(f: Any, syms: list, x: np.ndarray, dps: int) -> tuple[float, Any] | None:
+    """f and its gradient by :func:`~diffkit.bench.adjoints.value_and_gradient`, or None
+    for expressions it does not read (e.g. piecewise ones) or where they are not finite."""
+    from .adjoints import value_and_gradient
+
+    try:
+        v, g = value_and_gradient(f, syms, list(x.ravel()), dps)
+        value, grad = float(v), np.array([float(d) for d in g]).reshape(x.shape)
+    except (TypeError, ValueError, AttributeError, ZeroDivisionError):
+        return None
+    return (value, grad) if np.all(np.isfinite(grad)) and np.isfinite(value) else None
 
 
 def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Reference:
@@ -70,6 +90,10 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
     except NotApplicable:  # no closed form: the one valid around x
         syms, f = to_sympy(fun, x, point=True)
         method = "local closed form"
+    if kind == "grad" and x.size > ADJOINT_FROM:
+        fast = _by_adjoints(sp.sympify(np.ravel(np.asarray(f, dtype=object))[0]), syms, x, dps)
+        if fast is not None:
+            return Reference(*fast, method, dps)
     f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x))
     point = {s: sp.Rational(float(v)) for s, v in zip(syms, x.ravel())}  # exact binary value
     values = [_evaluate(e, point, dps) for e in f_flat + d_flat]

@@ -99,6 +99,10 @@ def _load(spec: str) -> Callable:
     fn = getattr(module, func, None)
     if not callable(fn):
         raise DiffkitError(f"{where} has no function {func!r}")
+    if isinstance(fn, np.ufunc) or getattr(fn, "__module__", "").split(".")[0] == "numpy":
+        raise DiffkitError(f"{spec} is numpy's own, which diffkit cannot see into: use "
+                           f"diffkit.numpy's (a formula such as \"{func}(x)\"), or a file "
+                           "whose function is written with diffkit.numpy")
     return fn
 
 
@@ -121,6 +125,9 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
         fn = _load(spec)
         x0 = np.asarray(_point(at, 1.0, spec) if x is None else x, dtype=float)
         return Target(spec, fn, x0, None)
+    if spec.strip().endswith(".py"):
+        raise DiffkitError(f"{spec.strip()} is a file: name the function in it too, "
+                           f"e.g. {spec.strip()}:f (path/to/file.py:func)")
     if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec):  # a bare name: meant as a catalog name
         catalog.get(spec.strip())  # raises "unknown catalog function ..., did you mean ..."
     try:

@@ -39,6 +39,8 @@ sum = Primitive(  # noqa: A001
     jvp=(lambda x_dot, y, x, *, axis, keepdims: sum(x_dot, axis=axis, keepdims=keepdims),),
     vjp=(lambda y_bar, y, x, *, axis, keepdims: _spread(y_bar, x, axis, keepdims),),
     saves=("",),
+    sympy=lambda sp, x, *, axis, keepdims:  # one Add of n terms: pairwise sums cost O(n²)
+        lanes(x, axis, keepdims, lambda v: sp.Add(*v)),
 )
 
 

@@ -4,7 +4,8 @@ Every function takes the records the harness writes (``compare(...).records()``,
 rows of :func:`diffkit.bench.sweeps.step_errors` / :func:`~diffkit.bench.sweeps.swell`, or the lines
 of a report's ``results.jsonl``) and returns a :class:`matplotlib.figure.Figure` drawn on
 an Agg canvas: nothing here touches ``pyplot``, so no display is ever needed and a
-notebook's own backend is left alone. A failed cell (status ``timeout``, ``oom``,
+notebook's own backend is left alone; in Jupyter a figure shows itself as a PNG
+(``_repr_png_``), with or without ``%matplotlib inline``. A failed cell (status ``timeout``, ``oom``,
 ``error``, ``n/a``) is drawn as a hatched, labelled cell or an ``x`` with its status.
 
 >>> import diffkit as dk
@@ -24,10 +25,12 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter
 from matplotlib.transforms import blended_transform_factory
 
 Record = dict[str, Any]
 EPS = float(np.finfo(float).eps)
+MB = 2.0**20
 FLOOR = 1e-17  # an error of exactly 0 is drawn here (log scales have no 0)
 BASE_COLORS = {"symbolic": "#4c72b0", "numeric": "#dd8452", "forward": "#55a868",
                "reverse": "#c44e52"}
@@ -37,11 +40,43 @@ HATCH = {"facecolor": "#eeeeee", "edgecolor": "#999999", "hatch": "///", "linewi
 LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.0}
 
 
+TITLE = 12  # points: readable on a slide at 150 dpi
+LEGEND = 9
+NOTE = 8
+
+
+class ShownFigure(Figure):
+    """A figure that shows itself in Jupyter (as PNG), with no ``%matplotlib inline``."""
+
+    def _repr_png_(self) -> bytes:
+        import io
+
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=110)
+        return buf.getvalue()
+
+
 def _figure(width: float = 6.4, height: float = 4.2, ncols: int = 1) -> tuple[Figure, list]:
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = ShownFigure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, list(axes)
+
+
+def words(name: str) -> str:
+    """A catalog name in words for a title: its description's head when short, else the
+    name with spaces.
+
+    >>> words("sin_large"), words("logistic_map")
+    ('sin(x) at x = 10', 'Logistic map')
+    """
+    from ..bench import catalog
+
+    if name in catalog.names():
+        head = catalog.get(name).description.split(":")[0].strip()
+        if len(head) <= 24:
+            return head
+    return name.replace("_", " ").capitalize()
 
 
 def colors(labels: Iterable[str]) -> dict[str, str]:
@@ -74,13 +109,13 @@ def _failed_mark(ax: Any, x: float, status: str, color: str) -> None:
     """An ``x`` at the top of the axes above ``x`` (data), labelled with the status."""
     tr = blended_transform_factory(ax.transData, ax.transAxes)
     ax.plot([x], [0.97], marker="x", color=color, transform=tr, clip_on=False, ls="none")
-    ax.text(x, 0.93, status, transform=tr, color=color, fontsize=7, rotation=90,
+    ax.text(x, 0.93, status, transform=tr, color=color, fontsize=NOTE, rotation=90,
             ha="center", va="top", bbox=LABEL_BOX)
 
 
 def _hatched_cell(ax: Any, x: float, y: float, text: str) -> None:
     ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, **HATCH))
-    ax.text(x, y, text, ha="center", va="center", fontsize=7, color="#333333", bbox=LABEL_BOX)
+    ax.text(x, y, text, ha="center", va="center", fontsize=NOTE, color="#333333", bbox=LABEL_BOX)
 
 
 def _note_empty(ax: Any, text: str) -> None:
@@ -131,7 +166,7 @@ def step_error_figure(rows: Sequence[Record], references: Sequence[Record] = ())
     fig, axes = _figure(5.2 * len(functions) + 1.6, 4.2, len(functions))
     for ax, fn in zip(axes, functions):
         mine = [r for r in rows if r.get("function") == fn]
-        ax.set_title(fn, fontsize=10)
+        ax.set_title(f"{words(fn)}: finite-difference error vs step", fontsize=TITLE)
         if not any(_num(r.get("error")) is not None for r in mine):
             why = next((r for r in mine if not ok(r)), None)
             _note_empty(ax, f"{why.get('status')}: {why.get('message') or ''}" if why
@@ -155,8 +190,7 @@ def _draw_steps(ax: Any, rows: Sequence[Record], refs: Sequence[Record]) -> None
                 _num(r.get("error")) is not None]
         if not pts:
             why = next((r for r in rows if r["method"] == m), {})
-            ax.plot([], [], " ", label=f"{m}: {why.get('status', 'n/a')} "
-                                       f"({str(why.get('message') or '')[:40]})")
+            ax.plot([], [], " ", label=f"{m}: {why.get('status', 'n/a')}")
             continue
         ax.plot(*zip(*pts), marker="o", ms=3, lw=1.2, color=cmap[m], label=m,
                 ls="--" if m == "backward" else "-")
@@ -170,30 +204,42 @@ def _draw_steps(ax: Any, rows: Sequence[Record], refs: Sequence[Record]) -> None
             line = e0 * (h / h0) ** p
             keep = line >= FLOOR
             ax.plot(h[keep], line[keep], ls="--", color="grey", lw=0.9,
-                    label=f"truncation ∝ $h^{p}$ ({m})")
+                    label="truncation ∝ $h^p$" if not drawn_orders - {p} else None)
+            if keep.any():
+                mid = np.flatnonzero(keep)[keep.sum() // 2]
+                ax.annotate(f"$h^{p}$", (h[mid], line[mid]), fontsize=NOTE + 1,
+                            color="grey", textcoords="offset points", xytext=(4, -12))
     if h is not None:
         ax.plot(h, EPS / h, ls=":", color="black", lw=0.9, label=r"round-off ∝ $\varepsilon/h$")
     ax.plot([], [], marker="*", ms=10, color="white", mec="black", ls="none",
             label="automatic step")
-    bc = colors(r["backend"] for r in refs)
-    for r in refs:
-        b = r.get("backend", "")
-        if b.startswith("numeric"):
-            continue
-        name = f"{b} mode AD" if b in ("forward", "reverse") else b
-        err = _num(r.get("error"))
-        if not ok(r) or err is None:
-            ax.plot([], [], " ", label=f"{name}: {r.get('status')}")
-            continue
-        ax.axhline(max(err, FLOOR), color=bc[b], ls="-.", lw=1.1,
-                   label=f"{name}: {err:.1e}" if err else f"{name}: exact (0)")
+    _reference_lines(ax, [r for r in refs if not r.get("backend", "").startswith("numeric")])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(FLOOR / 3, 10.0)
-    ax.set_xlabel("step h")
-    ax.set_ylabel("relative error")
+    ax.set_xlabel("step h (log scale)")
+    ax.set_ylabel("relative error of the derivative")
     ax.grid(True, which="major", alpha=0.3)
-    _legend(ax, fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    _legend(ax, fontsize=LEGEND, loc="center left", bbox_to_anchor=(1.01, 0.5))
+
+
+def _reference_lines(ax: Any, refs: Sequence[Record]) -> None:
+    """The symbolic and AD errors as horizontal lines, annotated on the plot: backends
+    with the same error share one line (three "exact" lines would overlap)."""
+    same: dict[float, list[str]] = {}
+    for r in refs:
+        b = r.get("backend", "")
+        name = f"{b} AD" if b in ("forward", "reverse") else b
+        err = _num(r.get("error"))
+        if ok(r) and err is not None:
+            same.setdefault(max(err, FLOOR), []).append(name)
+        else:
+            ax.plot([], [], " ", label=f"{name}: {r.get('status')}")
+    for y, names in same.items():
+        ax.axhline(y, color="#555555", ls="-.", lw=1.0)
+        what = "exact (error 0)" if y == FLOOR else f"error {y:.0e}"
+        ax.annotate(f"{', '.join(names)}: {what}", (0.02, y), xycoords=("axes fraction", "data"),
+                    textcoords="offset points", xytext=(0, 3), fontsize=NOTE, color="#333333")
 
 
 # ------------------------------------------------------------------ 2. swell vs depth
@@ -210,12 +256,17 @@ def swell_figure(rows: Sequence[Record]) -> Figure:
     """
     functions = _order(r.get("function", "") for r in rows) or ["(no data)"]
     fig, axes = _figure(4.6 * len(functions) + 0.6, 4.0, len(functions))
-    series = (("symbolic", "expr_nodes", "symbolic tree", "-", "o"),
-              ("symbolic", "expr_dag_nodes", "symbolic DAG (after CSE)", "--", "s"),
-              ("reverse", "tape_ops", "reverse tape", "-", "^"),
-              ("forward", "tape_ops", "forward trace", ":", "v"))
     for ax, fn in zip(axes, functions):
         mine = [r for r in rows if r.get("function", "") == fn]
+        tapes = [sorted((r["depth"], r["tape_ops"]) for r in mine
+                        if r.get("backend") == b and ok(r) and r.get("tape_ops"))
+                 for b in ("reverse", "forward")]
+        ad = ((("reverse", "tape_ops", "AD: reverse tape = forward trace", "-", "^"),)
+              if tapes[0] == tapes[1] else  # one line: the same numbers, not one hidden
+              (("reverse", "tape_ops", "reverse tape", "-", "^"),
+               ("forward", "tape_ops", "forward trace", ":", "v")))
+        series = (("symbolic", "expr_nodes", "symbolic tree", "-", "o"),
+                  ("symbolic", "expr_dag_nodes", "symbolic DAG (after CSE)", "--", "s"), *ad)
         for backend, key, label, ls, marker in series:
             pts = sorted((r["depth"], r[key]) for r in mine
                          if r.get("backend") == backend and ok(r) and r.get(key))
@@ -227,11 +278,11 @@ def swell_figure(rows: Sequence[Record]) -> Figure:
                 _failed_mark(ax, r["depth"], f"{r.get('backend')}: {r.get('status')}",
                              BASE_COLORS.get(r.get("backend", ""), "black"))
         _log_scales(ax, x=False)
-        ax.set_xlabel("depth")
-        ax.set_ylabel("nodes / operations")
-        ax.set_title(fn, fontsize=10)
+        ax.set_xlabel("depth (times the function is composed)")
+        ax.set_ylabel("size: expression nodes or operations (log)")
+        ax.set_title(f"{words(fn)}: size of the derivative vs depth", fontsize=TITLE)
         ax.grid(True, alpha=0.3)
-        _legend(ax, fontsize=7)
+        _legend(ax, fontsize=LEGEND)
     return fig
 
 
@@ -251,40 +302,56 @@ def fitted_slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 
 def scaling_figure(rows: Sequence[Record]) -> Figure:
-    """Per-call time against input dimension n per backend (log-log), fitted slopes in
-    the legend; the function's own time in grey.
+    """Against input dimension n per backend (log-log): the time of one gradient (left)
+    and the cost ratio time(gradient) / time(f) (right), slopes fitted to the three
+    largest sizes in the legends. At small n fixed per-call overheads hide the
+    theory in the times; the ratio divides f's own cost out and shows it: finite
+    differences and forward mode grow like n (slope 1), reverse mode stays flat
+    (slope 0, the cheap-gradient principle).
 
     >>> import diffkit as dk
     >>> rows = [r for n in (4, 16) for r in dk.compare("rosenbrock", n=n,
     ...         backends=["reverse"], repeat=1).records()]
     >>> fig = scaling_figure(rows)
     """
-    fig, (ax,) = _figure(6.4, 4.2)
+    fig, (ax, ratio_ax) = _figure(12.0, 4.6, 2)
     labels = _order(r["backend"] for r in rows)
     bc = colors(labels)
-    for b in labels:
-        mine = sorted((r for r in rows if r["backend"] == b), key=lambda r: r.get("n") or 0)
-        pts = [(r["n"], r["time_s"]) for r in mine if ok(r) and _num(r.get("time_s"))]
-        if pts:
-            s = fitted_slope(*zip(*pts))
-            ax.plot(*zip(*pts), marker="o", ms=4, color=bc[b],
-                    label=f"{b} (slope {s:.2f})" if s is not None else b)
-        for r in mine:
-            if not ok(r):
-                _failed_mark(ax, r["n"], r.get("status", "?"), bc[b])
+    for axis, key in ((ax, "time_s"), (ratio_ax, "cost_ratio")):
+        for b in labels:
+            mine = sorted((r for r in rows if r["backend"] == b), key=lambda r: r.get("n") or 0)
+            pts = [(r["n"], r[key]) for r in mine if ok(r) and _num(r.get(key))]
+            if pts:
+                s = fitted_slope(*zip(*pts[-3:]))
+                axis.plot(*zip(*pts), marker="o", ms=4, color=bc[b],
+                          label=f"{b} (slope {s:.2f})" if s is not None else b)
+            for r in mine:
+                if not ok(r):
+                    _failed_mark(axis, r["n"], r.get("status", "?"), bc[b])
     f_pts = sorted({r["n"]: r["f_time_s"] for r in rows if ok(r) and _num(r.get("f_time_s"))
                     and r.get("n")}.items())
     if f_pts:
-        s = fitted_slope(*zip(*f_pts))
+        s = fitted_slope(*zip(*f_pts[-3:]))
         ax.plot(*zip(*f_pts), ls="--", color="grey", marker=".",
                 label=f"f itself (slope {s:.2f})" if s is not None else "f itself")
-    fn = _order(r["function"] for r in rows)
-    ax.set_title(f"gradient time vs n: {', '.join(map(str, fn))}", fontsize=10)
-    _log_scales(ax)
-    ax.set_xlabel("input dimension n")
-    ax.set_ylabel("time per gradient (s)")
-    ax.grid(True, which="major", alpha=0.3)
-    _legend(ax, fontsize=7)
+    ns = sorted({r["n"] for r in rows if r.get("n")})
+    if len(ns) > 1:
+        for power, text in ((1, "∝ n"), (0, "∝ 1")):
+            ratio_ax.plot(ns, [2.0 * (n / ns[0]) ** power for n in ns], ls=":", color="grey",
+                          lw=1)
+            ratio_ax.annotate(text, (ns[-1], 2.0 * (ns[-1] / ns[0]) ** power), fontsize=NOTE,
+                              color="grey", textcoords="offset points", xytext=(3, 0))
+    fn = ", ".join(words(f) for f in _order(r["function"] for r in rows))
+    ax.set_title(f"{fn}: time of one gradient vs n", fontsize=TITLE)
+    ratio_ax.set_title(f"{fn}: cost ratio vs n", fontsize=TITLE)
+    for axis in (ax, ratio_ax):
+        _log_scales(axis)
+        axis.set_xlabel("input dimension n (log scale)")
+        axis.grid(True, which="major", alpha=0.3)
+    ax.set_ylabel("time per gradient (seconds, log scale)")
+    ratio_ax.set_ylabel("time(gradient) / time(f) (log scale)")
+    _legend(ax, fontsize=LEGEND, title="time ∝ n^slope", title_fontsize=LEGEND)
+    _legend(ratio_ax, fontsize=LEGEND, title="ratio ∝ n^slope", title_fontsize=LEGEND)
     return fig
 
 
@@ -313,20 +380,21 @@ def cost_figure(rows: Sequence[Record], bound: float = 4.0) -> Figure:
             v = _num(r.get("cost_ratio")) if r else None
             if r and ok(r) and v:
                 ax.bar(x, v, width, color=bc[b], label=b if i == 0 else None)
-            elif r:
-                ax.bar(x, top, width, bottom=0.0, **HATCH)
-                ax.text(x, math.sqrt(top), r.get("status", "?"), rotation=90, ha="center",
-                        va="center", fontsize=7, bbox=LABEL_BOX)
+            elif r:  # no bar (its height would mean nothing): the status at the baseline
+                ax.text(x, 0.02, r.get("status", "?"), rotation=90, ha="center", va="bottom",
+                        fontsize=NOTE, color=bc[b], bbox=LABEL_BOX,
+                        transform=blended_transform_factory(ax.transData, ax.transAxes))
     for b in labels:  # a legend entry even for a backend with no successful bar
         if not any(ok(r) and r["backend"] == b and _num(r.get("cost_ratio")) for r in rows):
             ax.bar([0], [0], 0, color=bc[b], label=b)
     ax.axhline(bound, color="black", ls="--", lw=1, label=f"cheap-gradient bound ({bound:g})")
     ax.set_yscale("log")
     ax.set_ylim(bottom=min(ratios + [1.0]) / 2, top=top * 1.5)
-    ax.set_xticks(range(len(functions)), functions, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("time(derivative) / time(f)")
+    ax.set_xticks(range(len(functions)), functions, rotation=30, ha="right", fontsize=9)
+    ax.set_ylabel("cost ratio: time(derivative) / time(f)")
+    ax.set_title("What a derivative costs, in evaluations of f", fontsize=TITLE)
     ax.grid(True, axis="y", alpha=0.3)
-    _legend(ax, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(ax, fontsize=LEGEND, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -364,7 +432,7 @@ def jacobian_figure(rows: Sequence[Record]) -> Figure:
             if np.isfinite(grid[i, j]):
                 ratio = 10 ** grid[i, j]
                 text = f"rev ×{ratio:.2g}" if ratio >= 1 else f"fwd ×{1 / ratio:.2g}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                ax.text(j, i, text, ha="center", va="center", fontsize=NOTE + 1,
                         color=_text_color(im.cmap(im.norm(grid[i, j]))))
             else:
                 bad = [r for r in (cell.get((m, n, "forward")), cell.get((m, n, "reverse")))
@@ -375,7 +443,7 @@ def jacobian_figure(rows: Sequence[Record]) -> Figure:
     ax.set_yticks(range(len(ms)), [str(m) for m in ms])
     ax.set_xlabel("inputs n")
     ax.set_ylabel("outputs m")
-    ax.set_title("Jacobian of tanh(A x): which mode is faster", fontsize=10)
+    ax.set_title("Jacobian of tanh(A x): which mode is faster", fontsize=TITLE)
     fig.colorbar(im, ax=ax, label="log10 time(forward) / time(reverse)")
     return fig
 
@@ -398,24 +466,26 @@ def memory_figure(rows: Sequence[Record]) -> Figure:
     bc = colors(labels)
     for b in labels:
         mine = sorted((r for r in rows if r["backend"] == b), key=lambda r: r["depth"])
-        pts = [(r["depth"], r["peak_bytes"]) for r in mine if ok(r) and r.get("peak_bytes")]
+        pts = [(r["depth"], r["peak_bytes"] / MB) for r in mine if ok(r) and r.get("peak_bytes")]
         if pts:
             ax.plot(*zip(*pts), marker="o", ms=4, color=bc[b], label=f"{b}: peak")
-        tape = [(r["depth"], r["tape_bytes"]) for r in mine if ok(r) and r.get("tape_bytes")]
+        tape = [(r["depth"], r["tape_bytes"] / MB) for r in mine if ok(r) and r.get("tape_bytes")]
         if tape:
             ax.plot(*zip(*tape), ls="--", marker=".", color=bc[b], label=f"{b}: tape")
         for r in mine:
             if not ok(r):
                 _failed_mark(ax, r["depth"], r.get("status", "?"), bc[b])
     sizes = _order(r.get("n") for r in rows if r.get("n"))
-    what = ", ".join(_order(str(r["function"]) for r in rows))
-    ax.set_title(f"memory vs depth: {what}" + (f", x of {sizes[0]} entries" if sizes else ""),
-                 fontsize=10)
-    _log_scales(ax, base=2)
-    ax.set_xlabel("depth (operations recorded grow with it)")
-    ax.set_ylabel("bytes")
+    what = ", ".join(_order(words(str(r["function"])) for r in rows))
+    ax.set_title(f"{what}: memory of one derivative vs depth"
+                 + (f" (x of {sizes[0]:,} entries)" if sizes else ""), fontsize=TITLE)
+    _log_scales(ax)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("depth (the operations recorded grow with it)")
+    ax.set_ylabel("memory (MB, log scale)")
     ax.grid(True, which="major", alpha=0.3)
-    _legend(ax, fontsize=7)
+    _legend(ax, fontsize=LEGEND)
     return fig
 
 
@@ -447,13 +517,13 @@ def accuracy_figure(rows: Sequence[Record]) -> Figure:
             r = by.get((fn, b))
             if np.isfinite(grid[i, j]):
                 text = "0" if r["error"] == 0 else f"{r['error']:.0e}"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                ax.text(j, i, text, ha="center", va="center", fontsize=NOTE + 1,
                         color=_text_color(im.cmap(im.norm(grid[i, j]))))
             else:
                 status = r.get("status", "?") if r else "missing"
                 _hatched_cell(ax, j, i, "no error" if status == "ok" else status)
-    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=8)
-    ax.set_yticks(range(len(functions)), [str(f) for f in functions], fontsize=8)
-    ax.set_title("accuracy: log10 relative error against the reference", fontsize=10)
-    fig.colorbar(im, ax=ax, label="log10 error")
+    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=9)
+    ax.set_yticks(range(len(functions)), [str(f) for f in functions], fontsize=9)
+    ax.set_title("How accurate is each way? Error against the reference", fontsize=TITLE)
+    fig.colorbar(im, ax=ax, label="log10 of the relative error")
     return fig

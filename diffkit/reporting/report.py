@@ -64,6 +64,7 @@ from ..bench.targets import Target, kind_for, find_target
 
 Record = dict[str, Any]
 Progress = Callable[[str], None]
+DPI = 150  # figures for slides: a 6.4-inch figure is 960 pixels wide
 FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy")
 ALL_BACKENDS = ["symbolic", "numeric", "forward", "reverse"]
 DEFAULTS: dict[str, Any] = {
@@ -148,6 +149,8 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
            if k not in FIGURES and k != "limits"}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
+    for fn in out["functions"]:
+        find_target(fn)  # a misspelt name is an error even if no figure uses the list
     out["backends"] = _backends(out["backends"], f"{where}: backends")
     out["figures"] = _names(out["figures"], f"{where}: figures")
     bad = [f for f in out["figures"] if f not in FIGURES]
@@ -439,13 +442,14 @@ INFO = {
          "tape_ops", "message")),
     "scaling": FigureInfo(
         "Time against input dimension",
-        "Median time per gradient against the number of inputs n (log-log); the legend "
-        "gives each fitted slope, the exponent of n. Finite differences evaluate f n+1 or "
-        "2n times and forward mode carries n tangent directions, so both grow like n times "
-        "f; reverse mode gets the whole gradient from one backward pass, a constant "
-        "multiple of f (grey dashed). Where f is cheap, fixed interpreter overhead flattens "
-        "small n. Symbolic per-call time excludes its one-off setup (derive + compile, in "
-        "the table).",
+        "Left: median time per gradient against the number of inputs n (log-log); right: "
+        "the cost ratio time(gradient) / time(f). Each legend gives the slope fitted to the "
+        "three largest sizes, the exponent of n. Finite differences evaluate f n+1 or 2n "
+        "times and forward mode carries n tangent directions, so their ratios grow like n "
+        "(dotted guide ∝ n); reverse mode gets the whole gradient from one backward pass, a "
+        "constant multiple of f (guide ∝ 1). Where f is cheap, fixed interpreter overhead "
+        "flattens the times at small n; the ratio divides it out. Symbolic per-call time "
+        "excludes its one-off setup (derive + compile, in the table).",
         ("function", "n", "backend", "status", "time_s", "f_time_s", "cost_ratio", "setup_s",
          "message")),
     "cost": FigureInfo(
@@ -579,7 +583,7 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     run = Runner(out / "results.jsonl", s["limits"])
     data = _run(s, run, progress)
     for fig, rows in data.items():
-        _save(draw(fig, rows, s[fig]), out / fig, dpi=100, svg=True)
+        _save(draw(fig, rows, s[fig]), out / fig, dpi=DPI, svg=True)
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     here = None if isinstance(spec, dict) else Path(spec)
@@ -592,7 +596,7 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
 
 def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
             progress: Progress | None = None) -> list[Path]:
-    """Only the figures, as small PNGs (dpi 80), measured afresh in a temporary folder:
+    """Only the figures, as PNGs (150 dpi), measured afresh in a temporary folder:
     the README gallery. ``diffkit report reports/quick.toml -o reports/gallery --gallery``
     """
     s = load_spec(spec)
@@ -601,7 +605,7 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
     with tempfile.TemporaryDirectory() as tmp:
         data = _run(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), progress)
     for fig, rows in data.items():
-        _save(draw(fig, rows, s[fig]), out / fig, dpi=80, svg=False)
+        _save(draw(fig, rows, s[fig]), out / fig, dpi=DPI, svg=False)
     return [out / f"{fig}.png" for fig in data]
 
 
@@ -677,19 +681,32 @@ def _table(columns: tuple[str, ...] | list[str], rows: list[Record]) -> str:
         f"<tr class=\"{'' if r.get('status', 'ok') == 'ok' else 'failed'}\">"
         + "".join(f"<td>{esc(_cell(c, r.get(c)))}</td>" for c in columns) + "</tr>"
         for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f"<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{body}"
+            "</tbody></table></div>")
 
 
-STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
-color:#222}img{max-width:100%;border:1px solid #ddd}table{border-collapse:collapse;
+STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;
+color:#222}img{max-width:100%;height:auto;border:1px solid #ddd}.scroll{overflow-x:auto;
+max-width:100%}code{overflow-wrap:anywhere}table{border-collapse:collapse;
 font-size:0.85em;margin:0.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}
 th{background:#f2f2f2}tr.failed td{background:#fbeaea}code{background:#f4f4f4;padding:1px 4px}
 .meta td:first-child{font-weight:bold}"""
 
 
+def _data_url(png: Path) -> str:
+    """A PNG as a data URL, so the page needs no other file to show it."""
+    import base64
+
+    if not png.exists():
+        return f"{png.name}"
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+
+
 def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
          results: Path) -> str:
-    """The self-contained HTML report (every user-supplied text escaped)."""
+    """The HTML report, self-contained: its figures are embedded (PNG as data URLs, read
+    from the folder of ``results``), so the one file shows everything; every
+    user-supplied text is escaped."""
     esc = html.escape
     failed: dict[str, int] = {}
     ident = ("sweep", "function", "backend", "method", "n", "m", "depth")
@@ -701,6 +718,7 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
     lim = spec["limits"]
     title = esc(spec["title"])
     parts = [f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{title}</title>"
+             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
              + f"<style>{STYLE}</style></head><body><h1>{title}</h1>"]
     if spec["description"]:
         parts.append(f"<p>{esc(spec['description'])}</p>")
@@ -713,9 +731,9 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         f"timing{'s' if lim['repeat'] != 1 else ''} after a warm-up. Cells that did not "
         f"finish: {esc(summary)} (their status is shown in the tables; hatched or marked x "
         "in the figures).</p>")
-    parts.append("<table class=\"meta\">" + "".join(
+    parts.append("<div class=\"scroll\"><table class=\"meta\">" + "".join(
         f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in machine().items())
-        + "</table>")
+        + "</table></div>")
     parts.append(f"<p>Raw results: <a href=\"{esc(results.name)}\">results.jsonl</a>, "
                  "<a href=\"results.csv\">results.csv</a>; the spec with its defaults: "
                  "<a href=\"spec.toml\">spec.toml</a>.</p>")
@@ -724,7 +742,8 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         trows = table_rows(fig, rows)
         parts.append(
             f"<h2 id=\"{fig}\">{i}. {esc(info.title)}</h2><p>{esc(info.explains)}</p>"
-            f"<p><a href=\"{fig}.svg\"><img src=\"{fig}.png\" alt=\"{esc(info.title)}\"></a></p>"
+            f"<p><img src=\"{_data_url(results.parent / f'{fig}.png')}\" "
+            f"alt=\"{esc(info.title)}\"><br><a href=\"{fig}.svg\">{fig}.svg</a> (vector)</p>"
             f"<details{' open' if len(trows) <= 30 else ''}><summary>{len(trows)} rows"
             f"</summary>{_table(info.columns, trows)}</details>")
     parts.append("<h2>How things are measured</h2><ul>"
