@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .output import Progress, emit, format_option, output_option, quiet_option, render
+from .output import (Progress, cluster_option, emit, format_option, output_option,
+                     quiet_option, render)
 
 
 @click.command()
@@ -24,12 +25,13 @@ from .output import Progress, emit, format_option, output_option, quiet_option, 
               help="timing repeats (median reported)")
 @click.option("--results", type=click.Path(dir_okay=False),
               help="JSON Lines file: each finished cell is appended; a rerun resumes")
+@cluster_option
 @format_option
 @output_option
 @quiet_option
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
-            timeout: float, memory: float, repeat: int, results: str | None, fmt: str,
-            output: str | None, quiet: bool) -> None:
+            timeout: float, memory: float, repeat: int, results: str | None,
+            cluster: str | None, fmt: str, output: str | None, quiet: bool) -> None:
     """Measure each backend on FUNC: error against a high-precision reference, setup and
     per-call time, cost ratio time(derivative)/time(f), peak memory, and size (symbolic
     expression nodes, tape operations, function evaluations).
@@ -43,6 +45,7 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
       diffkit compare logistic_map --depth 8 --backends symbolic,reverse
       diffkit compare "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=0.5 --format json
       diffkit compare my_model.py:loss --at x=[0.1,0.2] --backends forward,reverse
+      diffkit compare rosenbrock --dim 1000 --cluster local:2
     """
     from diffkit.bench.harness import FIELDS, compare as run
     from diffkit.bench.targets import parse_at
@@ -50,11 +53,11 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
     specs = [b.strip() for b in backends.split(",") if b.strip()]
     if not specs:
         raise click.BadParameter("name at least one backend", param_hint="--backends")
-    progress = Progress(len(specs), quiet)
+    progress = Progress(None if cluster else len(specs), quiet)
     try:
         result = run(func, backends=specs, at=parse_at(at) if at else None, n=dim, depth=depth,
                      timeout=timeout, memory_mb=memory, repeat=repeat, results=results,
-                     progress=progress.step)
+                     progress=progress.step, cluster=cluster)
     finally:
         progress.close()
     title = f"{result.function} ({result.kind}); reference: " \
