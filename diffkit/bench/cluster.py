@@ -36,6 +36,7 @@ from ..core import DiffkitError
 Record = dict[str, Any]
 MISSING = "the cluster needs dask.distributed: pip install diffkit[cluster]"
 SCHEMES = ("tcp://", "tls://", "ucx://", "inproc://")
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler
 ONE_THREAD = {v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -106,7 +107,7 @@ class Cluster:
     """A Dask client for one run: ``local:N`` starts (and :meth:`close` stops) a
     LocalCluster; a ``tcp://`` address connects to a running scheduler."""
 
-    def __init__(self, address: str, timeout: float = 10.0) -> None:
+    def __init__(self, address: str, timeout: float | None = None) -> None:
         where, n = parse_address(address)
         require(address)
         import dask
@@ -119,17 +120,18 @@ class Cluster:
                 raise DiffkitError(f"local:{n} would run {n} cells at once on {cores} cores, "
                                    f"so timings would measure contention: use local:{cores} "
                                    "or fewer")
-            with dask.config.set({  # retries are ours (once); workers may fork cell processes
-                    "distributed.scheduler.allowed-failures": 0,
-                    "distributed.scheduler.worker-saturation": 1.0,
-                    "distributed.worker.daemon": False}):
-                self._local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           memory_limit=0, dashboard_address=None,
-                                           silence_logs=logging.ERROR, env=ONE_THREAD)
-                self.client = Client(self._local)
+            # while it runs (a restarted worker reads it again): the retries are ours
+            # (once), and workers are not daemons, so they may fork the cells' processes
+            self._config = dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                                            "distributed.scheduler.worker-saturation": 1.0,
+                                            "distributed.worker.daemon": False})
+            self._local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       memory_limit=0, dashboard_address=None,
+                                       silence_logs=logging.ERROR, env=ONE_THREAD)
+            self.client = Client(self._local)
         else:
             try:
-                self.client = Client(where, timeout=timeout)
+                self.client = Client(where, timeout=timeout or CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as exc:
                 why = type(exc).__name__
                 raise DiffkitError(f"no Dask scheduler answered at {where} ({why}): start one "
@@ -152,6 +154,7 @@ class Cluster:
         self.client.close()
         if self._local is not None:
             self._local.close()
+            self._config.__exit__(None, None, None)
 
     def _counts(self, done: int, submitted: int, waiting: int) -> str:
         """Progress: cells done / running / queued, and the workers."""

@@ -156,10 +156,14 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
     the backends are measured as parallel Dask tasks, after the reference (computed here).
     """
-    if isinstance(cluster, str):
-        from .cluster import require
+    if isinstance(cluster, str):  # connect first: a bad address fails before anything runs
+        from .cluster import using
 
-        require(cluster)
+        with using(cluster) as opened:
+            return compare(f, *args, backends=backends, at=at, n=n, depth=depth,
+                           timeout=timeout, memory_mb=memory_mb, repeat=repeat,
+                           results=results, reference=reference, progress=progress,
+                           cluster=opened)
     target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
@@ -203,12 +207,11 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
                 progress(f"{target.name} · {label(be)}")
             keep(cell(be))
     else:
-        from .cluster import Job, using
+        from .cluster import Job
 
-        with using(cluster) as c:
-            c.run([Job(f"{target.name} · {label(be)}", lambda be=be: [cell(be)],
-                       lambda be=be: [{**base, "backend": label(be)}]) for be in todo],
-                  lambda job, rows: keep(rows[0]), progress)
+        cluster.run([Job(f"{target.name} · {label(be)}", lambda be=be: [cell(be)],
+                         lambda be=be: [{**base, "backend": label(be)}]) for be in todo],
+                    lambda job, rows: keep(rows[0]), progress)
     out.rows = [done[_key({**base, "backend": label(be)})] for be in chosen]
     if out.kind is None and out.rows:
         out.kind = out.rows[0].get("kind")
