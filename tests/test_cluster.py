@@ -6,6 +6,7 @@ serial run is the reference: a cluster run must give the same cells, statuses an
 reason, when dask.distributed is not installed; the tests of a missing dask always run.
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from diffkit_cli.main import main
 
+from diffkit.bench import cluster as cl
 from diffkit.bench.harness import compare
 from diffkit.core import DiffkitError
 from diffkit.reporting.report import FIGURES, Runner, _run, _run_on, build, load_spec, page
@@ -90,11 +92,35 @@ def test_a_malformed_address_is_one_line(capsys):
     assert code == 2 and len(err) == 1 and "local:N" in err[0] and "tcp://host:port" in err[0]
 
 
+def test_a_report_whose_every_task_was_lost_still_builds(tmp_path):
+    """Every cell ``lost``: each figure and table shows them; the next run measures them."""
+    from diffkit.reporting.report import draw
+
+    spec = load_spec(SMALL)
+    run = Runner(tmp_path / "results.jsonl", spec["limits"])
+    run.plan = []
+    _run(spec, run, None)
+    jobs, run.plan = run.plan, None
+    run.reload()
+    for job in jobs:
+        for r in job.stubs():
+            run._add({**r, "status": "lost", "message": "worker lost twice"})
+    data = _run(spec, run, None)
+    for fig, rows in data.items():
+        assert rows and all(r["status"] == "lost" for r in rows)
+        draw(fig, rows, spec[fig]).savefig(tmp_path / f"{fig}.png")
+    assert re.search(r"did not finish: \d+ lost", page(spec, data, "cmd", run.path))
+    again = Runner(run.path, spec["limits"])
+    again.plan = []
+    _run(spec, again, None)
+    assert len(again.plan) == len(jobs)  # lost cells are measured again
+
+
 # ------------------------------------------------------------------ on a local cluster
 
-distributed = pytest.importorskip("distributed", reason="needs dask.distributed "
-                                                        "(pip install diffkit[cluster])")
-from diffkit.bench import cluster as cl  # noqa: E402
+needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                     reason="needs dask.distributed (pip install "
+                                     "diffkit[cluster])")
 
 
 @pytest.fixture(scope="module")
@@ -105,12 +131,14 @@ def local2():
         yield c
 
 
+@needs_dask
 def test_more_local_workers_than_cores_is_refused():
     n = (os.cpu_count() or 1) + 1
     with pytest.raises(DiffkitError, match=f"local:{n} would run {n} cells at once"):
         cl.Cluster(f"local:{n}")
 
 
+@needs_dask
 def test_an_unreachable_scheduler_is_one_line_naming_it_before_anything_runs(
         capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(cl, "CONNECT_TIMEOUT", 1.0)
@@ -138,6 +166,7 @@ def timeless(spec, data):
     return re.sub(r"Generated [^.]*\.", "", page(spec, data, "cmd", Path("results.jsonl")))
 
 
+@needs_dask
 def test_a_report_on_two_workers_equals_the_serial_one_except_timings(local2, tmp_path):
     spec, serial = sweep(tmp_path / "serial.jsonl")
     seen = []
@@ -174,6 +203,7 @@ def f(x):
 '''
 
 
+@needs_dask
 def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
         local2, tmp_path):
     (tmp_path / "killer.py").write_text(KILLER)
@@ -198,6 +228,7 @@ def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
     assert all(abs(r["error"]) < 1e-12 for r in again[len(first):])
 
 
+@needs_dask
 def test_an_interrupted_client_keeps_finished_cells_and_the_rerun_resumes(local2, tmp_path):
     spec = {**SMALL, "figures": ["jacobian"], "jacobian": {"inputs": [2, 4], "outputs": [1, 2]}}
     seen = []
@@ -216,6 +247,7 @@ def test_an_interrupted_client_keeps_finished_cells_and_the_rerun_resumes(local2
     assert every[:3] == kept and len(every) == len({ident(r) for r in every}) == 8
 
 
+@needs_dask
 def test_a_job_waits_for_the_cells_it_needs_and_is_dropped_when_they_failed(local2):
     got, asked = {}, []
 
@@ -233,6 +265,7 @@ def test_a_job_waits_for_the_cells_it_needs_and_is_dropped_when_they_failed(loca
     assert got == {"small": "timeout", "bigger": "ok"} and asked == [{"small": "timeout"}]
 
 
+@needs_dask
 def test_compare_on_two_workers_equals_the_serial_compare(local2, tmp_path):
     kw = {"backends": ["numeric", "forward", "reverse"], "n": 3, "repeat": 1}
     serial = compare("rosenbrock", **kw).records()
@@ -242,3 +275,4 @@ def test_compare_on_two_workers_equals_the_serial_compare(local2, tmp_path):
         assert {k: v for k, v in a.items() if k not in MEASURED} == {
             k: v for k, v in b.items() if k not in MEASURED}
     assert len(lines(tmp_path / "r.jsonl")) == 3
+

@@ -113,7 +113,7 @@ class Cluster:
         import dask
         from distributed import Client, LocalCluster
 
-        self.address, self._local = address, None
+        self._local = None
         if n is not None:
             cores = os.cpu_count() or 1
             if n > cores:
@@ -125,9 +125,13 @@ class Cluster:
             self._config = dask.config.set({"distributed.scheduler.allowed-failures": 0,
                                             "distributed.scheduler.worker-saturation": 1.0,
                                             "distributed.worker.daemon": False})
-            self._local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       memory_limit=0, dashboard_address=None,
-                                       silence_logs=logging.ERROR, env=ONE_THREAD)
+            try:
+                self._local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                           memory_limit=0, dashboard_address=None,
+                                           silence_logs=logging.ERROR, env=ONE_THREAD)
+            except BaseException:
+                self._config.__exit__(None, None, None)
+                raise
             self.client = Client(self._local)
         else:
             try:
@@ -166,11 +170,12 @@ class Cluster:
     def concurrency(self, host: str) -> int | None:
         """Cells a machine measures at a time: the threads of its workers together."""
         if host not in self._slots:
-            names = self.client.run(socket.gethostname)
-            info = self.client.scheduler_info(n_workers=-1)["workers"]
+            names = self.client.run(socket.gethostname, on_error="return")  # a worker may
+            info = self.client.scheduler_info(n_workers=-1)["workers"]  # be restarting
             self._slots = {}
             for addr, name in names.items():
-                self._slots[name] = self._slots.get(name, 0) + info[addr]["nthreads"]
+                if isinstance(name, str) and addr in info:
+                    self._slots[name] = self._slots.get(name, 0) + info[addr]["nthreads"]
         return self._slots.get(host)
 
     def run(self, jobs: Sequence[Job], done: Callable[[Job, list[Record]], None],
@@ -186,7 +191,8 @@ class Cluster:
         finished, running = as_completed(), {}
 
         def submit(job: Job, attempt: int) -> None:
-            fut = self.client.submit(_on_worker, job.work, pure=False)
+            fut = self.client.submit(_on_worker, job.work, pure=False,  # a waiting chain
+                                     priority=len(job.after))  # is the critical path
             running[fut] = (job, attempt)
             finished.add(fut)
 

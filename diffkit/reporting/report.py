@@ -767,8 +767,8 @@ def where(rows: list[Record]) -> str:
     """Where a figure's cells ran, when on a cluster: each machine, its CPU and how many
     cells it measured at a time; a warning when the CPU models differ.
 
-    >>> where([{"host": "a", "cpu": "X", "concurrency": 2}, {"host": "b", "cpu": "Y"}])[:60]
-    '<p class="where">Measured on a Dask cluster: a (X), 2 cells a'
+    >>> where([{"host": "a", "cpu": "X", "concurrency": 2}])
+    '<p class="where">Measured on a Dask cluster: a (X), 2 cells at a time.</p>'
     """
     hosts = {r["host"]: (r.get("cpu"), r.get("concurrency")) for r in rows if r.get("host")}
     if not hosts:
