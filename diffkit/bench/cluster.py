@@ -92,7 +92,14 @@ class Job:
 
 
 def _on_worker(work: Callable[[], list[Record]]) -> list[Record]:
-    """Run on a worker: the job's records, each stamped with where it was measured."""
+    """Run on a worker: the job's records, each stamped with where it was measured.
+
+    SymPy and the reference are imported here, once per worker, as a serial run imports
+    them once: else each cell's forked process would import them inside its time limit.
+    """
+    from ..backends import symbolic  # noqa: F401
+    from . import reference  # noqa: F401
+
     where = {"host": socket.gethostname(), "cpu": cpu_model()}
     return [{**r, **where} for r in work()]
 
