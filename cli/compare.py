@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from .output import Progress, color, emit, format_option, output_option, quiet_option, render, \
-    wrapped, writable
+from .output import Progress, cluster_option, color, emit, format_option, output_option, \
+    quiet_option, render, wrapped, writable
 from .specs import SYNTAX, shown, split_backends
 
 KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
@@ -31,12 +31,13 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
               help="timing repeats (median reported)")
 @click.option("--results", type=click.Path(dir_okay=False), callback=writable,
               help="JSON Lines file: each finished cell is appended; a rerun resumes")
+@cluster_option
 @format_option
 @output_option
 @quiet_option
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
-            timeout: float, memory: float, repeat: int, results: str | None, fmt: str,
-            output: str | None, quiet: bool) -> None:
+            timeout: float, memory: float, repeat: int, results: str | None,
+            cluster: str | None, fmt: str, output: str | None, quiet: bool) -> None:
     """Measure each backend on FUNC: its derivative, the error against a high-precision
     reference, setup and per-call time, cost ratio time(derivative)/time(f), peak memory,
     and size (symbolic expression nodes, tape operations, function evaluations).
@@ -54,17 +55,18 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
       diffkit compare "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=0.5 --format json
       diffkit compare rosenbrock --backends "forward,numeric[method=central,order=4]"
       diffkit compare examples/train_moons.py:loss --backends forward,reverse
+      diffkit compare rosenbrock --dim 1000 --cluster local:2
     """
     from diffkit.bench.harness import FIELDS, compare as run
     from diffkit.bench.targets import parse_at
     from diffkit.bench.verdict import PASSING
 
     specs = split_backends(backends)
-    progress = Progress(len(specs), quiet)
+    progress = Progress(None if cluster else len(specs), quiet)
     try:
         result = run(func, backends=specs, at=parse_at(at) if at else None, n=dim, depth=depth,
                      timeout=timeout, memory_mb=memory, repeat=repeat, results=results,
-                     progress=progress.step)
+                     progress=progress.step, cluster=cluster)
     finally:
         progress.close()
     records = result.records()

@@ -43,6 +43,10 @@ output_option = click.option("-o", "--output", type=click.Path(dir_okay=False, w
                              callback=writable,
                              help="write to this file instead of standard output")
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="no progress display")
+cluster_option = click.option(
+    "--cluster", metavar="local:N|tcp://HOST:PORT",
+    help="run the cells as tasks on a Dask cluster: N worker processes on this machine (N at "
+    "most the cores), or a running scheduler; needs pip install diffkit[cluster]")
 
 
 def _cell(v: Any) -> str:
@@ -154,9 +158,10 @@ def emit(text: str, output: str | None) -> None:
 
 
 class Progress:
-    """A progress bar on stderr when it is a terminal (and not --quiet); else silent."""
+    """A progress bar on stderr when it is a terminal (and not --quiet); else silent.
+    ``total=None`` (a cluster run, whose labels carry their own counts) pulses."""
 
-    def __init__(self, total: int, quiet: bool) -> None:
+    def __init__(self, total: int | None, quiet: bool) -> None:
         self.bar = None
         if not quiet and sys.stderr.isatty():
             from rich.progress import Progress as Bar

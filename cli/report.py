@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .output import Progress, quiet_option
+from .output import Progress, cluster_option, quiet_option
 
 @click.command()
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
@@ -15,8 +15,10 @@ from .output import Progress, quiet_option
               "resumes from its results.jsonl")
 @click.option("--gallery", is_flag=True, help="write only the figures as small PNGs, "
               "measured afresh (the README gallery: -o reports/gallery)")
+@cluster_option
 @quiet_option
-def report(spec: str, out_dir: str | None, gallery: bool, quiet: bool) -> None:
+def report(spec: str, out_dir: str | None, gallery: bool, cluster: str | None,
+           quiet: bool) -> None:
     """Run the sweeps a TOML SPEC describes (functions, backends, sizes, depths, figures,
     limits) and write DIR/index.html with the figures (PNG and SVG), tables, the
     machine and package versions, and the raw results (results.jsonl, results.csv).
@@ -29,20 +31,21 @@ def report(spec: str, out_dir: str | None, gallery: bool, quiet: bool) -> None:
       diffkit report reports/quick.toml -o out/quick
       diffkit report reports/accuracy.toml --quiet
       diffkit report reports/quick.toml -o reports/gallery --gallery
+      diffkit report reports/accuracy.toml --cluster tcp://10.0.0.5:8786
       diffkit report reports/gradients.toml -o out/gradients   (vanishing gradients)
     """
     from diffkit.reporting import report as rp
 
     out = Path(out_dir) if out_dir else Path("out") / Path(spec).stem
     if rp.experiment(spec):  # e.g. reports/gradients.toml: trains models, no harness cells
-        click.echo(str(rp.build(spec, out)))
+        click.echo(str(rp.build(spec, out, cluster=cluster)))
         return
-    progress = Progress(len(rp.plan(spec)), quiet)
+    progress = Progress(None if cluster else len(rp.plan(spec)), quiet)
     try:
         if gallery:
-            paths = rp.gallery(spec, out, progress=progress.step)
+            paths = rp.gallery(spec, out, progress=progress.step, cluster=cluster)
         else:
-            paths = [rp.build(spec, out, progress=progress.step)]
+            paths = [rp.build(spec, out, progress=progress.step, cluster=cluster)]
     finally:
         progress.close()
     click.echo("\n".join(str(p) for p in paths))

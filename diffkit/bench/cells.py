@@ -29,7 +29,17 @@ def _mapped_bytes() -> int:
         return int(fh.read().split()[0]) * resource.getpagesize()
 
 
+def _die_with_parent() -> None:
+    """On Linux, end with the process that forked us (e.g. a cluster worker killed by
+    SIGKILL), so that a runaway cell cannot outlive the time limit its parent enforces."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
 def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
+    _die_with_parent()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # a chatty user function must not flood the parent's terminal,
     os.dup2(devnull, 2)  # nor its Python-level streams (pytest capture, Jupyter, IDEs)

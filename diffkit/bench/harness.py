@@ -159,20 +159,31 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             at: dict[str, Any] | None = None, n: int | None = None, depth: int | None = None,
             timeout: float = 60.0, memory_mb: float | None = 2048, repeat: int = 5,
             results: str | os.PathLike | None = None, reference: bool = True,
-            progress: Callable[[str], None] | None = None) -> Comparison:
+            progress: Callable[[str], None] | None = None, cluster: Any = None) -> Comparison:
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
     names, ``"numeric:method=richardson"`` style specs, or configured backend objects.
     ``reference=False`` skips the high-precision reference (and so the error column),
-    for time and memory sweeps on inputs too large for it.
+    for time and memory sweeps on inputs too large for it. With ``cluster``
+    (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
+    the backends are measured as parallel Dask tasks, after the reference (computed here).
     """
+    if isinstance(cluster, str):  # connect first: a bad address fails before anything runs
+        from .cluster import using
+
+        with using(cluster) as opened:
+            return compare(f, *args, backends=backends, at=at, n=n, depth=depth,
+                           timeout=timeout, memory_mb=memory_mb, repeat=repeat,
+                           results=results, reference=reference, progress=progress,
+                           cluster=opened)
     target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
     point = np.asarray(target.x).tolist()
     base = {"function": target.name, "n": n, "depth": depth, "x": point}
-    done = {_key(r): r for r in read_results(results)} if results else {}
+    done = {_key(r): r for r in read_results(results) if r.get("status") != "lost"} \
+        if results else {}
     todo = [be for be in chosen if _key({**base, "backend": label(be)}) not in done]
     limits = {"timeout": timeout, "memory_mb": memory_mb}
 
@@ -194,13 +205,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             reasons[derivative] = run_isolated(lambda: {"why": why_nonfinite(
                 target.f, target.x, derivative)}, **limits).get("why", "")
         return reasons[derivative]
-    for be in chosen:
-        key = _key({**base, "backend": label(be)})
-        if key in done:
-            out.rows.append(done[key])
-            continue
-        if progress:
-            progress(f"{target.name} · {label(be)}")
+
+    def cell(be: Backend) -> dict[str, Any]:
         if kind is None:
             row = {"status": probe["status"], "message": f"the function itself failed: "
                                                         f"{probe.get('message')}"}
@@ -208,11 +214,26 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             row = judge(run_isolated(lambda: measure(target.f, target.x, kind, be,
                                                      ref.get("derivative"), repeat), **limits),
                         target.x, ref, explain)
-        row = {**base, "backend": label(be), "kind": kind,
-               "reference_method": ref.get("method"), **row}
-        out.rows.append(row)
+        return {**base, "backend": label(be), "kind": kind,
+                "reference_method": ref.get("method"), **row}
+
+    def keep(row: dict[str, Any]) -> None:
+        done[_key(row)] = row
         if results:
             append_result(results, row)
+
+    if cluster is None:
+        for be in todo:
+            if progress:
+                progress(f"{target.name} · {label(be)}")
+            keep(cell(be))
+    else:
+        from .cluster import Job
+
+        cluster.run([Job(f"{target.name} · {label(be)}", lambda be=be: [cell(be)],
+                         lambda be=be: [{**base, "backend": label(be)}]) for be in todo],
+                    lambda job, rows: keep(rows[0]), progress)
+    out.rows = [done[_key({**base, "backend": label(be)})] for be in chosen]
     if out.kind is None and out.rows:
         out.kind = out.rows[0].get("kind")
     return out

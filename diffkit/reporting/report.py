@@ -245,16 +245,24 @@ class Runner:
     """Cells measured under the spec's limits, kept in a JSON Lines results file.
 
     Harness cells are keyed like :func:`diffkit.bench.harness.compare` keys them
-    ``(function, backend, n, depth)``; step and swell rows carry ``sweep``.
+    ``(function, backend, n, depth)``; step and swell rows carry ``sweep``. A ``lost``
+    record (its cluster worker died twice) is measured again by the next run. While
+    ``plan`` is a list, missing cells are not measured but kept there as cluster jobs.
     """
 
     def __init__(self, path: Path, limits: dict[str, Any]) -> None:
         self.path, self.limits = path, limits
+        self.plan: list[Any] | None = None
+        self.reload()
+
+    def reload(self) -> None:
+        """The cells of the results file, without its ``lost`` ones."""
         self.cells: dict[tuple, Record] = {}
         self.steps: dict[tuple, list[Record]] = {}
         self.swell: dict[tuple, list[Record]] = {}
-        for r in read_results(path):
-            self._index(r)
+        for r in read_results(self.path):
+            if r.get("status") != "lost":
+                self._index(r)
 
     def _index(self, r: Record) -> None:
         sweep = r.get("sweep")
@@ -270,46 +278,74 @@ class Runner:
         self._index(r)
         return r
 
+    def _fill(self, what: str, work: Callable[[], list[Record]],
+              stubs: Callable[[], list[Record]], key: tuple | None = None,
+              after: list[tuple] = (), wanted: Callable[[], bool] | None = None) -> None:
+        """Measure ``work`` now and store its records, or, while planning, keep it as a
+        :class:`~diffkit.bench.cluster.Job` (``stubs`` hold its place meanwhile)."""
+        if self.plan is None:
+            for r in work():
+                self._add(r)
+            return
+        from ..bench.cluster import Job
+
+        self.plan.append(Job(what, work, stubs, key, after, wanted or (lambda: True)))
+        for r in stubs():
+            self._index({**r, "status": "lost", "message": "planned"})
+
     def compared(self, fn: str, backends: list[str]) -> list[Record]:
         """:func:`~diffkit.bench.harness.compare` at the default point (with the reference)."""
         keys = [(fn, b, None, None) for b in backends]
-        if all(k in self.cells for k in keys):
-            return [self.cells[k] for k in keys]
-        lim = self.limits
-        rows = compare(fn, backends=backends, timeout=lim["timeout"],
-                       memory_mb=lim["memory_mb"], repeat=lim["repeat"],
-                       results=self.path).records()
-        for r in rows:
-            self._index(r)
-        return rows
+        todo = [b for b, k in zip(backends, keys) if k not in self.cells]
+        if todo:
+            lim = self.limits
+            sweep = functools.partial(compare, fn, backends=todo, timeout=lim["timeout"],
+                                      memory_mb=lim["memory_mb"], repeat=lim["repeat"])
+            if self.plan is None:  # compare appends each row as it finishes
+                for r in sweep(results=self.path).records():
+                    self._index(r)
+            else:
+                self._fill(f"compare · {fn}", lambda: sweep().rows, lambda: [
+                    {"function": fn, "backend": b, "n": None, "depth": None} for b in todo])
+        return [self.cells[k] for k in keys]
 
     def cell(self, name: str, backend: str, target: Callable[[], Target], n: int | None = None,
-             depth: int | None = None, **extra: Any) -> Record:
+             depth: int | None = None, after: list[tuple] = (),
+             wanted: Callable[[], bool] | None = None, **extra: Any) -> Record:
         """One backend timed and sized on ``target()`` without a reference (no error):
         for the speed and memory sweeps, whose inputs are too large for one."""
         key = (name, backend, n, depth)
         if key in self.cells:
             return self.cells[key]
-        lim, t, be = self.limits, target(), backend_from_spec(backend)
-        row = run_isolated(lambda: measure(t.f, t.x, t.kind, be, None, lim["repeat"]),
-                           lim["timeout"], lim["memory_mb"])
-        for big in ("value", "derivative"):  # keep results.jsonl small
-            if np.size(row.get(big)) > 100:
-                row[big] = None
-        return self._add({"function": name, "backend": backend, "n": n, "depth": depth,
-                          "kind": t.kind, **extra, **row})
+        lim, ident = self.limits, {"function": name, "backend": backend, "n": n, "depth": depth}
+
+        def work() -> list[Record]:
+            t, be = target(), backend_from_spec(backend)
+            row = run_isolated(lambda: measure(t.f, t.x, t.kind, be, None, lim["repeat"]),
+                               lim["timeout"], lim["memory_mb"])
+            for big in ("value", "derivative"):  # keep results.jsonl small
+                if np.size(row.get(big)) > 100:
+                    row[big] = None
+            return [{**ident, "kind": t.kind, **extra, **row}]
+
+        self._fill(f"{name} · {backend}", work, lambda: [{**ident, **extra}], key, after, wanted)
+        return self.cells[key]
 
     def grown(self, name: str, backend: str, target: Callable[[], Target], n: int | None,
               depth: int | None = None, smaller: list[tuple] = ()) -> Record:
         """:meth:`cell`, unless the same backend already ran out of time or memory on a
         smaller ``(n, depth)``: then a ``skipped`` row (not stored) saying where."""
-        for sn, sd in reversed(smaller):
-            r = self.cells.get((name, backend, sn, sd), {})
-            if r.get("status") in ("timeout", "oom", "skipped"):
-                at = f"n = {sn}" if sd is None else f"depth {sd}"
-                return {"function": name, "backend": backend, "n": n, "depth": depth,
-                        "status": "skipped", "message": f"{r['status']} at {at} already"}
-        return self.cell(name, backend, target, n, depth)
+        def skipped() -> Record | None:
+            for sn, sd in reversed(smaller):
+                r = self.cells.get((name, backend, sn, sd), {})
+                if r.get("status") in ("timeout", "oom", "skipped"):
+                    at = f"n = {sn}" if sd is None else f"depth {sd}"
+                    return {"function": name, "backend": backend, "n": n, "depth": depth,
+                            "status": "skipped", "message": f"{r['status']} at {at} already"}
+            return None
+
+        return skipped() or self.cell(name, backend, target, n, depth, after=[
+            (name, backend, sn, sd) for sn, sd in smaller], wanted=lambda: skipped() is None)
 
     def step_errors(self, fn: str, methods: list[str]) -> list[Record]:
         """:func:`diffkit.bench.sweeps.step_errors` in isolation; one row per method and step."""
@@ -317,19 +353,28 @@ class Runner:
 
         todo = [m for m in methods if (fn, m) not in self.steps]
         if todo:
-            t = find_target(fn)
-
-            def job() -> dict[str, Any]:
-                kind = t.kind or kind_for(t.x, t.f(t.x))
-                return {"rows": step_errors(Target(t.name, t.f, t.x, kind), todo)}
-
             lim = self.limits
-            out = run_isolated(job, lim["timeout"], lim["memory_mb"])
-            rows = out.get("rows") or [{"function": fn, "method": m, "step": None,
-                                        "error": None, "auto": False, "status": out["status"],
-                                        "message": out.get("message")} for m in todo]
-            for r in rows:
-                self._add({"sweep": "steps", **r, "function": fn, "status": r.get("status", "ok")})
+
+            def work() -> list[Record]:
+                from ..bench.sweeps import step_errors
+
+                t = find_target(fn)
+
+                def job() -> dict[str, Any]:
+                    kind = t.kind or kind_for(t.x, t.f(t.x))
+                    return {"rows": step_errors(Target(t.name, t.f, t.x, kind), todo)}
+
+                out = run_isolated(job, lim["timeout"], lim["memory_mb"])
+                rows = out.get("rows") or [{"function": fn, "method": m, "step": None,
+                                            "error": None, "auto": False,
+                                            "status": out["status"],
+                                            "message": out.get("message")} for m in todo]
+                return [{"sweep": "steps", **r, "function": fn,
+                         "status": r.get("status", "ok")} for r in rows]
+
+            self._fill(f"steps · {fn}", work, lambda: [
+                {"sweep": "steps", "function": fn, "method": m, "step": None, "error": None,
+                 "auto": False} for m in todo])
         return [r for m in methods for r in self.steps[(fn, m)]]
 
     def swell_rows(self, fn: str, depth: int) -> list[Record]:
@@ -337,8 +382,17 @@ class Runner:
         from ..bench.sweeps import swell  # sympy: only when the sweep runs
 
         if (fn, depth) not in self.swell:
-            for r in swell(fn, [depth], self.limits["timeout"], self.limits["memory_mb"]):
-                self._add({"sweep": "swell", "function": fn, **r})
+            lim = self.limits
+
+            def work() -> list[Record]:
+                from ..bench.sweeps import swell
+
+                return [{"sweep": "swell", "function": fn, **r}
+                        for r in swell(fn, [depth], lim["timeout"], lim["memory_mb"])]
+
+            self._fill(f"swell · {fn} · depth {depth}", work, lambda: [
+                {"sweep": "swell", "function": fn, "depth": depth, "backend": b}
+                for b in ("symbolic", "reverse", "forward")])
         return self.swell[(fn, depth)]
 
 
@@ -555,6 +609,22 @@ def _run(spec: dict[str, Any], run: Runner, progress: Progress | None
     return data
 
 
+def _run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress | None
+            ) -> None:
+    """Measure every missing cell of the spec as a task on ``cluster``; the records are
+    stored (by this process alone) as tasks finish. The sweeps are walked first with
+    :attr:`Runner.plan` set, so the jobs are exactly the cells a serial run would measure."""
+    from ..bench.cluster import using
+
+    run.plan = []
+    _run(spec, run, None)
+    jobs, run.plan = run.plan, None
+    run.reload()  # the planned cells' stubs go
+    if jobs:
+        with using(cluster) as c:
+            c.run(jobs, lambda job, records: [run._add(r) for r in records], progress)
+
+
 def _save(fig: Any, path: Path, dpi: int, svg: bool) -> list[str]:
     import matplotlib
 
@@ -567,21 +637,27 @@ def _save(fig: Any, path: Path, dpi: int, svg: bool) -> list[str]:
 
 
 def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
-          progress: Progress | None = None) -> Path:
+          progress: Progress | None = None, cluster: Any = None) -> Path:
     """Run the spec's sweeps (resuming from ``out_dir/results.jsonl``), draw its figures
-    and write the report; returns the path of ``index.html``.
+    and write the report; returns the path of ``index.html``. With ``cluster``
+    (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
+    the cells run as tasks on Dask workers (:mod:`diffkit.bench.cluster`).
 
     >>> build("reports/quick.toml", "out/quick")  # doctest: +SKIP
     PosixPath('out/quick/index.html')
     """
     raw = spec if isinstance(spec, dict) else read_toml(spec)
+    if cluster is not None:
+        _cluster_check(cluster, raw)
     if experiment(raw):  # e.g. a training experiment, not harness cells
         return run_experiment(raw, Path(out_dir))
     s = load_spec(raw)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     run = Runner(out / "results.jsonl", s["limits"])
-    data = _run(s, run, progress)
+    if cluster is not None:
+        _run_on(cluster, s, run, progress)
+    data = _run(s, run, None if cluster is not None else progress)
     for fig, rows in data.items():
         _save(draw(fig, rows, s[fig]), out / fig, dpi=DPI, svg=True)
     (out / "spec.toml").write_text(to_toml(s))
@@ -595,18 +671,33 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
 
 
 def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
-            progress: Progress | None = None) -> list[Path]:
+            progress: Progress | None = None, cluster: Any = None) -> list[Path]:
     """Only the figures, as PNGs (150 dpi), measured afresh in a temporary folder:
     the README gallery. ``diffkit report reports/quick.toml -o reports/gallery --gallery``
     """
+    if cluster is not None:
+        _cluster_check(cluster, spec if isinstance(spec, dict) else read_toml(spec))
     s = load_spec(spec)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        data = _run(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), progress)
+        run = Runner(Path(tmp) / "results.jsonl", s["limits"])
+        if cluster is not None:
+            _run_on(cluster, s, run, progress)
+        data = _run(s, run, None if cluster is not None else progress)
     for fig, rows in data.items():
         _save(draw(fig, rows, s[fig]), out / fig, dpi=DPI, svg=False)
     return [out / f"{fig}.png" for fig in data]
+
+
+def _cluster_check(cluster: Any, raw: dict[str, Any]) -> None:
+    from ..bench.cluster import require
+
+    if raw.get("experiment"):
+        raise DiffkitError(f"the {raw['experiment']} experiment trains on this machine; "
+                           "run it without --cluster")
+    if isinstance(cluster, str):
+        require(cluster)
 
 
 def write_csv(records: list[Record], path: Path) -> None:
@@ -654,13 +745,9 @@ def machine() -> dict[str, str]:
     """Where and with what the report was measured."""
     from importlib.metadata import PackageNotFoundError, version
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")),
-                       cpu)
-    except OSError:
-        pass
+    from ..bench.cluster import cpu_model
+
+    cpu = cpu_model()
     blas = {v: os.environ[v] for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                                          "MKL_NUM_THREADS") if v in os.environ}
     info = {"platform": platform.platform(), "CPU": cpu, "CPU count": str(os.cpu_count()),
@@ -683,6 +770,24 @@ def _table(columns: tuple[str, ...] | list[str], rows: list[Record]) -> str:
         for r in rows)
     return (f"<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{body}"
             "</tbody></table></div>")
+
+
+def where(rows: list[Record]) -> str:
+    """Where a figure's cells ran, when on a cluster: each machine, its CPU and how many
+    cells it measured at a time; a warning when the CPU models differ.
+
+    >>> where([{"host": "a", "cpu": "X", "concurrency": 2}])
+    '<p class="where">Measured on a Dask cluster: a (X), 2 cells at a time.</p>'
+    """
+    hosts = {r["host"]: (r.get("cpu"), r.get("concurrency")) for r in rows if r.get("host")}
+    if not hosts:
+        return ""
+    text = "; ".join(f"{h} ({cpu}), {n or '?'} cell{'s' if n != 1 else ''} at a time"
+                     for h, (cpu, n) in sorted(hosts.items()))
+    mixed = len({cpu for cpu, _ in hosts.values()}) > 1
+    return (f"<p class=\"where\">Measured on a Dask cluster: {html.escape(text)}."
+            + (" <b>Timings here come from different CPU models: compare them with care.</b>"
+               if mixed else "") + "</p>")
 
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;
@@ -742,6 +847,7 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         trows = table_rows(fig, rows)
         parts.append(
             f"<h2 id=\"{fig}\">{i}. {esc(info.title)}</h2><p>{esc(info.explains)}</p>"
+            + where(rows) +
             f"<p><img src=\"{_data_url(results.parent / f'{fig}.png')}\" "
             f"alt=\"{esc(info.title)}\"><br><a href=\"{fig}.svg\">{fig}.svg</a> (vector)</p>"
             f"<details{' open' if len(trows) <= 30 else ''}><summary>{len(trows)} rows"
