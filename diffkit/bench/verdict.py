@@ -58,7 +58,7 @@ def why_nonfinite(f: Callable, x: Any, derivative: bool = False) -> str:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            rows = trace(f, x).records()
+            rows = trace(f, x).rows
         except Exception:  # f may not run under the recorder; then no explanation
             return ""
     by_var = {r["var"]: r for r in rows}
