@@ -91,6 +91,13 @@ ROWS = [
     (["report", "weird.toml"], "unknown key 'sweep'"),
     (["report", "adir"], "is a directory"),
     (["report", "bin.toml"], "can't decode"),
+    # advise
+    (["advise"], "Missing argument 'FUNC'"),
+    (["advise", "rosenbrok"], "did you mean rosenbrock"),
+    (["advise", "exp", "--accuracy", "0"], "--accuracy"),
+    (["advise", "exp", "--calls", "0"], "--calls"),
+    (["advise", "exp", "--memory", "lots"], "'lots' is not a size"),
+    (["advise", f"x + {INJECT}", "--at", "x=1"], "only named functions can be called"),
     # bench (never reaches the race: every row fails while parsing)
     (["bench", "--repeat", "0"], "--repeat"),
     (["bench", "--threads", "-1"], "--threads"),
