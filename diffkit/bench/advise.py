@@ -30,9 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import backend_from_spec, backends
-from ..backends.counting import tape_length
-from ..backends.reverse import tape_bytes
+from ..backends import backend, backend_from_spec, backends
 from ..core import DiffkitError
 from .cells import run_isolated
 from .harness import compare
@@ -209,11 +207,8 @@ def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float |
 
     out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
     if out.get("status") != "ok":
-        status = out.get("status", "error")
+        status = out.get("status", "error")  # n/a: the method raised NotApplicable
         message = out.get("message", "")
-        if "not complex-step safe" in message or "closed form" in message \
-                or "not applicable" in message.lower() or message.startswith("n/a"):
-            status = "n/a"
         return Candidate(spec, status=status, note=message.splitlines()[0] if message else status)
     stats = out.get("stats") or {}
     size = ", ".join(f"{k} {v}" for k, v in stats.items() if isinstance(v, (int, float))
@@ -259,8 +254,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     if not traceable:
         facts["ad_reason"] = why_not
     else:
-        facts["tape_ops"] = tape_length(t.f, t.x)
-        facts["tape_bytes"] = tape_bytes(t.f, t.x)
+        tape = backend("reverse").stats(t.f, t.x)
+        facts["tape_ops"], facts["tape_bytes"] = tape["tape_ops"], tape["tape_bytes"]
     methods = [m for m in AD if m in backends()] + ["symbolic"] + list(NUMERIC)
     candidates: list[Candidate] = []
     per_cell = max(1.0, min(3.0, budget_s / 4))
