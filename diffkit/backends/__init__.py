@@ -34,6 +34,7 @@ BUILTIN = {
     "reverse": "diffkit.backends.reverse:ReverseBackend",
     "symbolic": "diffkit.backends.symbolic:SymbolicBackend",
     "numeric": "diffkit.backends.numeric:NumericBackend",
+    "compiled": "diffkit.backends.compiled:CompiledBackend",
 }
 STATS = {  # what Backend.stats() may report: the harness's size and setup columns
     "setup_s": "seconds of one-off work before the calls (symbolic derive + compile, jit)",
