@@ -19,17 +19,15 @@ import numpy as np
 
 from ...core import shape
 from ...primitives import sum_to
-from .graph import Const, Graph, GraphTracer, Var, read
+from .graph import Const, Graph, GraphTracer, Var, apply, read
 
 
 def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]:
     """``(outputs, pullback)``; ``pullback(out_bars)`` (None for an output without
     adjoint) gives the adjoints of the inputs, zeros where nothing flows back."""
-    from ...core import bind
-
     env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
     for e in graph.eqns:
-        env[e.out] = bind(e.prim, *(read(env, a) for a in e.inputs), **e.params)
+        env[e.out] = apply(e, [read(env, a) for a in e.inputs])
     outs = [read(env, a) for a in graph.outputs]
 
     def pullback(out_bars: Sequence[Any]) -> list[Any]:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import Box, DiffkitError, Interpreter, Primitive, bind, new_level
+from ...core import Box, DiffkitError, Interpreter, Primitive, bind, new_level, primal
 from ...pytree import flatten
 from ...primitives.compare import COMPARISONS, select
 
@@ -130,7 +130,7 @@ class Graph:
                 return names[a]
             if isinstance(a, Const):
                 if np.size(a.value) <= 4:
-                    return np.array2string(np.asarray(a.value), separator=",")
+                    return repr(np.asarray(a.value).tolist())
                 return consts.setdefault(id(a), f"c{len(consts) + 1}")
             return repr(a)
 
@@ -307,9 +307,22 @@ class GraphInterpreter(Interpreter):
         return GraphTracer(self, out)
 
 
+_DTYPES: dict[tuple, np.dtype] = {}  # (primitive, operand types) -> elementwise result dtype
+
+
 def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[tuple, np.dtype]:
     """Shape and dtype of ``prim``'s output, without computing it."""
-    shapes = [np.shape(a) if not isinstance(a, (Var, Const)) else a.shape for a in ins]
+    shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in ins]
+    if prim.broadcasts and prim.name != "matmul" and not params:
+        key = (prim, *(a.dtype if isinstance(a, (Var, Const)) else type(a) for a in ins))
+        dtype = _DTYPES.get(key)
+        if dtype is None:
+            with np.errstate(all="ignore"):
+                _DTYPES[key] = dtype = np.result_type(prim.impl(*(
+                    np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins)))
+        first = shapes[0]
+        same = all(s == first for s in shapes)
+        return first if same else np.broadcast_shapes(*shapes), dtype
     samples = [np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins]
     with np.errstate(all="ignore"):
         if prim.broadcasts and prim.name != "matmul":
@@ -410,8 +423,16 @@ def evaluate(graph: Graph, inputs: Sequence[Any]) -> list[Any]:
     tapes or another graph being traced)."""
     env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
     for e in graph.eqns:
-        env[e.out] = bind(e.prim, *(read(env, a) for a in e.inputs), **e.params)
+        env[e.out] = apply(e, [read(env, a) for a in e.inputs])
     return [read(env, a) for a in graph.outputs]
+
+
+def apply(e: Eqn, args: list[Any]) -> Any:
+    """One equation on actual operands; a comparison looks at primal values only (its
+    derivative is zero, and a mask carries no tangent)."""
+    if not e.prim.jvp and e.prim.jvp_joint is None:
+        args = [primal(a) for a in args]
+    return bind(e.prim, *args, **e.params)
 
 
 def read(env: dict[Var, Any], a: Atom) -> Any:

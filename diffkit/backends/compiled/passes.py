@@ -35,14 +35,9 @@ Pass = Callable[[Graph], Graph]
 
 
 def _rebuild(graph: Graph, eqns: list[Eqn], subst: dict[Var, Atom]) -> Graph:
-    """A graph with ``eqns``, every use of a replaced variable pointing at its stand-in."""
-    def get(a: Atom) -> Atom:
-        while isinstance(a, Var) and a in subst:
-            a = subst[a]
-        return a
-
-    new = [Eqn(e.prim, tuple(get(a) for a in e.inputs), e.out, e.params) for e in eqns]
-    return replace(graph, eqns=new, outputs=[get(a) for a in graph.outputs])
+    """A graph with ``eqns`` (whose operands are already substituted, in order) and its
+    outputs pointing at their stand-ins."""
+    return replace(graph, eqns=eqns, outputs=[_follow(subst, a) for a in graph.outputs])
 
 
 def dce(graph: Graph) -> Graph:
@@ -59,7 +54,7 @@ def dce(graph: Graph) -> Graph:
 def _key(v: Any) -> Any:
     """A hashable stand-in for an operand or parameter (arrays by identity)."""
     if isinstance(v, Var):
-        return ("v", id(v))
+        return v  # hashed by identity
     if isinstance(v, Const):
         return ("c", id(v.value))
     if isinstance(v, np.ndarray):
@@ -76,15 +71,23 @@ def cse(graph: Graph) -> Graph:
     seen: dict[Any, Var] = {}
     subst: dict[Var, Atom] = {}
     kept = []
-    for e in _rebuild(graph, graph.eqns, {}).eqns:
-        e = Eqn(e.prim, tuple(_follow(subst, a) for a in e.inputs), e.out, e.params)
-        key = (id(e.prim), _key(e.inputs), _key(tuple(sorted(e.params.items()))))
+    for e in graph.eqns:
+        ins = _substituted(subst, e.inputs)
+        e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
+        key = (id(e.prim), _key(ins), _key(tuple(sorted(e.params.items()))) if e.params else ())
         if key in seen:
             subst[e.out] = seen[key]
         else:
             seen[key] = e.out
             kept.append(e)
     return _rebuild(graph, kept, subst)
+
+
+def _substituted(subst: dict[Var, Atom], ins: tuple[Atom, ...]) -> tuple[Atom, ...]:
+    """``ins`` with replaced variables swapped for their stand-ins (``ins`` itself if none)."""
+    if not subst or not any(isinstance(a, Var) and a in subst for a in ins):
+        return ins
+    return tuple(_follow(subst, a) for a in ins)
 
 
 def _follow(subst: dict[Var, Atom], a: Atom) -> Atom:
@@ -98,9 +101,9 @@ def fold(graph: Graph) -> Graph:
     subst: dict[Var, Atom] = {}
     kept = []
     for e in graph.eqns:
-        ins = tuple(_follow(subst, a) for a in e.inputs)
+        ins = _substituted(subst, e.inputs)
         if any(isinstance(a, Var) for a in ins):
-            kept.append(Eqn(e.prim, ins, e.out, e.params))
+            kept.append(e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params))
             continue
         with np.errstate(all="ignore"):
             value = e.prim.impl(*(a.value if isinstance(a, Const) else a for a in ins), **e.params)
@@ -112,6 +115,8 @@ def _is(a: Atom, number: float) -> bool:
     """``a`` is a literal or constant whose every entry equals ``number``."""
     if isinstance(a, Var):
         return False
+    if type(a) is float or type(a) is int:
+        return a == number
     value = a.value if isinstance(a, Const) else a
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.ndarray, np.generic)):
         return False
@@ -129,8 +134,8 @@ def simplify(graph: Graph) -> Graph:
     made: dict[Var, Eqn] = {}
     kept = []
     for e in graph.eqns:
-        ins = tuple(_follow(subst, a) for a in e.inputs)
-        e = Eqn(e.prim, ins, e.out, e.params)
+        ins = _substituted(subst, e.inputs)
+        e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
         alias = _identity(e, made)
         if isinstance(alias, Eqn):
             e = alias
@@ -155,6 +160,10 @@ def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
         if name == "mul" and isinstance(x, Const) ^ isinstance(y, Const) \
                 and (_is(x, 0.0) or _is(y, 0.0)):
             return Const(np.zeros(out.shape, out.dtype))  # x * zeros: a zero adjoint/tangent
+        if name == "mul" and (_is(x, -1.0) and _same(y, out) or _is(y, -1.0) and _same(x, out)):
+            from ...primitives import neg
+
+            return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
     if name == "neg" and isinstance(ins[0], Var) and ins[0] in made \
             and made[ins[0]].prim.name == "neg":
         return made[ins[0]].inputs[0]
