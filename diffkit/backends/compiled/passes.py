@@ -189,7 +189,7 @@ def _sum_of_broadcast(e: Eqn, b: Eqn) -> Eqn | None:
     return Eqn(mul, (x, count), e.out, {})
 
 
-PASSES: list[tuple[str, Pass]] = [("fold", fold), ("simplify", simplify), ("cse", cse),
+PASSES: list[tuple[str, Pass]] = [("simplify", simplify), ("fold", fold), ("cse", cse),
                                   ("simplify", simplify), ("dce", dce)]
 
 
