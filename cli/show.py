@@ -12,7 +12,10 @@ import click
               "functions)")
 @click.option("--depth", type=click.IntRange(min=1), help="depth (catalog functions with one)")
 @click.option("--latex/--no-latex", default=True, show_default=True, help="also print LaTeX")
-def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: bool) -> None:
+@click.option("--code", is_flag=True, help="print the compiled backend's generated forward "
+              "and adjoint program instead (one line per equation, v1 ... and v1_bar ...)")
+def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: bool,
+         code: bool) -> None:
     """Show FUNC's derivative: the closed form SymPy derives (as text and LaTeX), the
     same after common-subexpression elimination with its size, and the numeric
     derivative at the point with its step, error estimate and evaluations (Richardson).
@@ -22,7 +25,10 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
       diffkit show "x^2 * sin(x)" --at x=1
       diffkit show logistic_map --at x=0.3 --depth 3
       diffkit show rosenbrock --dim 3
+      diffkit show --code "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=5
     """
+    if code:
+        return _show_code(func, at)
     import numpy as np
 
     from diffkit.backends.symbolic import derive
@@ -52,3 +58,10 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
                + (f"; {'; '.join(r.notes)}" if r.notes else ""))
     exact = d(t.x)[1]
     click.echo(f"symbolic value there: {np.asarray(exact).tolist()}")
+
+
+def _show_code(func: str, at: str | None) -> None:
+    """The generated program of the gradient: the forward sweep, then the adjoint sweep."""
+    from diffkit.backends.compiled.show import code_listing
+
+    click.echo(code_listing(func, at))

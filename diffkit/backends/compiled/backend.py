@@ -45,7 +45,7 @@ class CompiledBackend(Backend):
         self.last: Program | None = None
         self.last_setup_s = 0.0
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
         """Figures of the program built or used last (setup time, equation counts)."""
         return self.last.stats() if self.last is not None else {}
 

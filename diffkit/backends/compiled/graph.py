@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import inspect
+import keyword
 import linecache
 import os
 import sys
@@ -374,15 +375,18 @@ def value_error(what: str) -> DiffkitError:
 # --------------------------------------------------------------------------- entry points
 
 
-def input_names(fun: Callable, n: int) -> list[str]:
-    """The function's parameter names (for printing), else x0, x1, ..."""
+def input_names(fun: Callable, n: int, given: Sequence[str] | None = None) -> list[str]:
+    """``given`` names, else the function's parameter names, else x0, x1, ... (names the
+    generated code could confuse with its own, like ``v1``, fall back to x0, x1 ...)."""
     try:
-        params = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = list(given) if given is not None else [
+            p.name for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
     names = params[:n] + [f"x{i}" for i in range(len(params), n)]
-    ok = all(s.isidentifier() and not (s[0] in "vc" and s[1:].isdigit()) for s in names)
+    ok = all(s.isidentifier() and not keyword.iskeyword(s) and s not in ("np", "f")
+             and not (s[0] in "vc" and s[1:].isdigit()) for s in names)
     return names if ok and len(set(names)) == n else [f"x{i}" for i in range(n)]
 
 

@@ -147,10 +147,25 @@ def simplify(graph: Graph) -> Graph:
     return _rebuild(graph, kept, subst)
 
 
+def _uniform(a: Atom, out: Var) -> Atom:
+    """A constant array whose entries are all equal, as one number (when the other operand
+    already has the result's shape and dtype): ``c1 * v`` with c1 = [2, 2, ...] is ``2.0 * v``."""
+    if not isinstance(a, Const) or not isinstance(a.value, np.ndarray) or a.value.size < 2 \
+            or a.value.dtype != out.dtype:
+        return a
+    first = a.value.flat[0]
+    return float(first) if bool(np.all(a.value == first)) else a
+
+
 def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
     """What ``e`` reduces to: an existing atom, a cheaper equation, or None."""
     name, ins, out = e.prim.name, e.inputs, e.out
     if name in ("mul", "add", "sub", "div") and out.dtype.kind == "f":
+        x, y = ins
+        if _same(x, out) or _same(y, out):
+            u = (_uniform(x, out), _uniform(y, out))
+            if u != (x, y):
+                return _identity(Eqn(e.prim, u, out, e.params), made) or Eqn(e.prim, u, out, {})
         x, y = ins
         unit = 1.0 if name in ("mul", "div") else 0.0
         if _is(y, unit) and _same(x, out):

@@ -41,8 +41,7 @@ class Program:
     def stats(self) -> dict[str, Any]:
         """Figures for tables: sizes before/after each pass, setup time, bytes reused."""
         return {"setup_s": self.setup_s, "graph_eqns_traced": self.traced_eqns,
-                "graph_eqns": len(self.graph), "passes": list(self.passes),
-                "bytes_reused": self.bytes_reused}
+                "graph_eqns": len(self.graph), "graph_passes": self.summary()}
 
     def summary(self) -> str:
         """``212 equations → 97 after fold/simplify/cse/dce``."""
