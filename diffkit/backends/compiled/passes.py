@@ -162,11 +162,6 @@ def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
     name, ins, out = e.prim.name, e.inputs, e.out
     if name in ("mul", "add", "sub", "div") and out.dtype.kind == "f":
         x, y = ins
-        if _same(x, out) or _same(y, out):
-            u = (_uniform(x, out), _uniform(y, out))
-            if u != (x, y):
-                return _identity(Eqn(e.prim, u, out, e.params), made) or Eqn(e.prim, u, out, {})
-        x, y = ins
         unit = 1.0 if name in ("mul", "div") else 0.0
         if _is(y, unit) and _same(x, out):
             return x
@@ -179,6 +174,10 @@ def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
             from ...primitives import neg
 
             return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
+        if _same(x, out) or _same(y, out):
+            u = (_uniform(x, out), _uniform(y, out))
+            if u != (x, y):
+                return _identity(Eqn(e.prim, u, out, e.params), made) or Eqn(e.prim, u, out, {})
     if name == "neg" and isinstance(ins[0], Var) and ins[0] in made \
             and made[ins[0]].prim.name == "neg":
         return made[ins[0]].inputs[0]
