@@ -165,14 +165,15 @@ def _short(v: Any) -> str:
 class GraphTracer(Box):
     """An abstract value of the graph being traced: shape and dtype, no number."""
 
-    __slots__ = ("var",)
-    abstract = True
+    __slots__ = ()
+    abstract = True  # primal() stops here: there is no number underneath
 
-    def __init__(self, interp: GraphInterpreter, var: Var) -> None:
-        self._interp, self.var = interp, var
+    @property
+    def var(self) -> Var:
+        return self.value
 
-    def _value(self) -> Any:
-        raise value_error("the value")
+    def detach(self) -> GraphTracer:
+        return self  # a graph being traced differentiates nothing itself
 
     @property
     def shape(self) -> tuple[int, ...]:
