@@ -50,7 +50,7 @@ class CompiledBackend(Backend):
         return self.last.stats() if self.last is not None else {}
 
     def _run(self, kind: str, fun: Callable, derived: Callable, *args: Any) -> Any:
-        key = (kind, fun, tuple((shape(a), np.result_type(a).str) for a in args))
+        key = (kind, fun, *((type(a), shape(a), getattr(a, "dtype", None)) for a in args))
         prog = self.programs.get(key)
         if prog is None:
             names = ["x", "u"][:len(args)] if len(args) > 1 else ["x"]

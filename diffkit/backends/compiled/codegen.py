@@ -72,9 +72,41 @@ class _Writer:
             return f"({inner},)" if len(v) == 1 else f"({inner})"
         return self.const(v)
 
+    def index(self, idx: tuple) -> str:
+        """``x[1:, None]``: slices, ints, None and ``...`` as Python writes them."""
+        def one(i: Any) -> str:
+            if isinstance(i, slice):
+                text = ":".join("" if v is None else self.literal(v)
+                                for v in (i.start, i.stop, i.step))
+                return text[:-1] if text.endswith(":") and i.step is None else text
+            return self.literal(i)
+        return ", ".join(one(i) for i in idx) if idx else "()"
+
+    def method(self, e: Eqn, args: list[str]) -> str | None:
+        """numpy's own spelling of a structural primitive, where it is plain numpy."""
+        name, p, x = e.prim.name, e.params, e.inputs[0]
+        if name == "getitem":
+            return f"{args[0]}[{self.index(p['idx'])}]"
+        if name == "reshape":
+            return f"np.reshape({args[0]}, {self.literal(p['shape'])})"
+        if name == "transpose":
+            return f"np.transpose({args[0]}, {self.literal(p['axes'])})"
+        if name == "broadcast_to":
+            return f"np.broadcast_to({args[0]}, {self.literal(p['shape'])})"
+        if name == "sum":
+            keep = ", keepdims=True" if p["keepdims"] else ""
+            return f"np.sum({args[0]}, axis={self.literal(p['axis'])}{keep})"
+        if name == "matmul" and all(len(a.shape) == 2 for a in e.inputs
+                                    if isinstance(a, (Var, Const))) and isinstance(x, (Var, Const)):
+            return f"{args[0]} @ {args[1]}"
+        return None
+
     def expr(self, e: Eqn) -> str:
         args = [self.atom(a) for a in e.inputs]
         name = e.prim.name
+        plain = self.method(e, args)
+        if plain is not None:
+            return plain
         if name in INFIX:
             return f"{args[0]} {INFIX[name]} {args[1]}"
         if name == "neg":
