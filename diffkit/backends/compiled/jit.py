@@ -68,11 +68,14 @@ class Jit:
     def program(self, *args: Any) -> Program:
         """The compiled program for these arguments' signature (built on first use)."""
         key, _, call = self._signature(args)
+        return self._program(key, call)
+
+    def _program(self, key: Any, call: tuple) -> Program:
         prog = self.programs.get(key)
         if prog is None:
             self.misses += 1
             prog = self.programs[key] = build(self.fun, call, self.static,
-                                              input_names(self.fun, len(args)))
+                                              input_names(self.fun, len(call)))
         else:
             self.hits += 1
         return prog
@@ -84,7 +87,7 @@ class Jit:
         key, leaves, call = self._signature(args)
         if any(isinstance(v, Box) for v in leaves):  # inside another transform: run f itself
             return self.fun(*call)
-        return self.program(*args)(*leaves)
+        return self._program(key, call)(*leaves)
 
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self.hits, self.misses, len(self.programs))
