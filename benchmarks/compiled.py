@@ -65,7 +65,7 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
         f_eqns = len(dk.make_graph(f)(0.3))
         g, be = compiled_grad(f)
         g(0.3)
-        ratio = be.stats()["graph_eqns"] / f_eqns
+        ratio = be.stats(None, None)["graph_eqns"] / f_eqns
         try:
             from diffkit.backends.symbolic import derive
 
@@ -73,7 +73,7 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
         except Exception as exc:  # noqa: BLE001
             tree = f"({type(exc).__name__})"
         out.append((f"logistic map depth {depth}: gradient graph / f graph",
-                    f"{be.stats()['graph_eqns']} / {f_eqns} = {ratio:.2f}  (SymPy tree {tree} nodes)",
+                    f"{be.stats(None, None)['graph_eqns']} / {f_eqns} = {ratio:.2f}  (SymPy tree {tree} nodes)",
                     "<= 4"))
         F = lambda x, f=f: dnp.sum(f(x))  # noqa: E731
         x = np.random.default_rng(0).uniform(0.1, 0.9, points)
@@ -95,7 +95,7 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
     out.append(("2,000-op scalar loop: µs per op, reverse / compiled",
                 f"{tr / ops * 1e6:.3g} / {tc / ops * 1e6:.3g} = {tr / tc:.1f}", ">= 10"))
     out.append(("2,000-op scalar loop: trace + transform + optimize + generate",
-                f"{setup:.3f} s ({be.stats()['graph_passes']})", "< 1 s"))
+                f"{setup:.3f} s ({be.stats(None, None)['graph_passes']})", "< 1 s"))
 
     for n in ((10**4,) if quick else (10**6, 10**5)):
         x = np.random.default_rng(1).uniform(-1, 1, n)
@@ -109,7 +109,7 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
         out.append((f"Rosenbrock n={n}: grad compiled / reverse",
                     f"{tc * 1e3:.3g} ms / {tr * 1e3:.3g} ms = {tc / tr:.2f}", "<= 1"))
         out.append((f"Rosenbrock n={n}: setup (first call)",
-                    f"{setup * 1e3:.1f} ms ({be.stats()['graph_passes']})", "< 100 ms"))
+                    f"{setup * 1e3:.1f} ms ({be.stats(None, None)['graph_passes']})", "< 100 ms"))
     return out
 
 

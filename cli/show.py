@@ -60,8 +60,36 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
     click.echo(f"symbolic value there: {np.asarray(exact).tolist()}")
 
 
-def _show_code(func: str, at: str | None) -> None:
-    """The generated program of the gradient: the forward sweep, then the adjoint sweep."""
-    from diffkit.backends.compiled.show import code_listing
+def _show_code(spec: str, at: str | None) -> None:
+    """The generated program of the gradient: the forward sweep, then the adjoint sweep.
+    A formula of several variables gets one argument per variable (x1, x2 ...)."""
+    import numpy as np
 
-    click.echo(code_listing(func, at))
+    from diffkit.backends.compiled.show import adjoint_program
+    from diffkit.bench.formula import FormulaError, parse_formula
+    from diffkit.bench.targets import find_target, parse_at
+
+    t = find_target(spec, at=parse_at(at) if at else None)
+    try:
+        formula = parse_formula(spec)
+    except FormulaError:
+        formula = None
+    if formula is not None and len(formula.variables) > 1:
+        fun, names = formula, list(formula.variables)
+        args = tuple(np.float64(v) for v in np.asarray(t.x, dtype=float))
+    else:
+        fun, names, args = t.f, None, (t.x,)
+    prog = adjoint_program(fun, args, names)
+    shown = prog.graph.names()
+    inputs = [shown[v] for v in prog.graph.inputs]
+    value, *grads = prog(*args)
+    click.echo(f"f = {spec} at " + ", ".join(f"{n}={np.asarray(a).tolist()}"
+                                             for n, a in zip(inputs, args)))
+    click.echo(f"generated forward and adjoint program ({prog.summary()}; trace + optimize + "
+               f"generate {prog.setup_s * 1e3:.1f} ms):\n")
+    click.echo(prog.source)
+    click.echo(f"value: {np.asarray(value).tolist()}")
+    for n, g in zip(inputs, grads):
+        click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")
+    click.echo("The forward lines are the primal trace (v1, v2 ...), the rest the adjoint "
+               "trace (v_bar), as in Baydin et al. (2018), Table 2.")

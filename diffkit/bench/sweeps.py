@@ -95,6 +95,7 @@ def _graph_size(t: Target, kind: str) -> dict[str, Any]:
         else:
             be.derivative(t.f, t.x)
         f_eqns = len(make_graph(t.f)(t.x))
-    except DiffkitError as exc:
-        return {"status": "n/a", "message": str(exc)}
+    except DiffkitError as exc:  # e.g. a branch on a value: no static graph
+        return {"status": "n/a" if isinstance(exc, NotApplicable) else "error",
+                "message": str(exc)}
     return {"status": "ok", "graph_eqns": be.stats(t.f, t.x)["graph_eqns"], "graph_f_eqns": f_eqns}

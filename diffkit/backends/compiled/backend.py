@@ -43,7 +43,6 @@ class CompiledBackend(Backend):
                                "generator, which is not there yet; use fuse=False")
         self.programs: OrderedDict[Any, Program] = OrderedDict()
         self.last: Program | None = None
-        self.last_setup_s = 0.0
 
     def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
         """Figures of the program built or used last (setup time, equation counts)."""
@@ -57,7 +56,7 @@ class CompiledBackend(Backend):
             prog = self.programs[key] = build(derived, args, names=names)
             if len(self.programs) > self.CACHE:
                 self.programs.popitem(last=False)
-        self.last, self.last_setup_s = prog, prog.setup_s
+        self.last = prog
         return prog(*args)
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:

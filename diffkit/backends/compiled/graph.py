@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core import Box, DiffkitError, Interpreter, Primitive, bind, new_level, primal
+from ...core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
+                     primal)
 from ...pytree import flatten
 from ...primitives.compare import COMPARISONS, select
 
@@ -300,7 +301,7 @@ class GraphInterpreter(Interpreter):
         if any(isinstance(v, Box) for v in params.values()):
             if prim.name == "where" and isinstance(params["cond"], GraphTracer):
                 return self.process(select, (params["cond"], *args), {})  # a traced mask
-            raise DiffkitError(f"n/a: {prim.name} got a traced value as a parameter; "
+            raise NotApplicable(f"n/a: {prim.name} got a traced value as a parameter; "
                                "the compiled backend cannot record it; use an eager backend")
         ins = tuple(self.atom(a) for a in args)
         shape, dtype = abstract_eval(prim, ins, params)
@@ -346,8 +347,9 @@ def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[t
 # --------------------------------------------------------------------------- errors
 
 
-def value_error(what: str) -> DiffkitError:
-    """The one-line error for asking a traced value for a number, naming the user's line."""
+def value_error(what: str) -> NotApplicable:
+    """The one-line error for asking a traced value for a number, naming the user's line
+    (or the derivative rule that asked): the compiled way has no answer for this function."""
     frame, rule = sys._getframe(1), None
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
@@ -358,7 +360,7 @@ def value_error(what: str) -> DiffkitError:
             break
         frame = frame.f_back
     if rule is not None:
-        return DiffkitError(f"n/a: the derivative rule helper {rule} reads concrete values, "
+        return NotApplicable(f"n/a: the derivative rule helper {rule} reads concrete values, "
                             "which a graph traced once for all values does not have; use an "
                             "eager backend (forward, reverse)")
     where = ""
@@ -366,7 +368,7 @@ def value_error(what: str) -> DiffkitError:
         code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         where = f" at {os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (
             f" ({code})" if code else "")
-    return DiffkitError(
+    return NotApplicable(
         f"{what} of a traced array is needed{where}, but the compiled backend traces the "
         "function once for all values, so it cannot branch on them: write it with "
         "dnp.where(cond, a, b), make the deciding argument static (static_argnums), or use "

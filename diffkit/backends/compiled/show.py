@@ -41,34 +41,3 @@ def adjoint_program(fun: Callable, args: Sequence[Any],
 
     return build(value_and_adjoints, tuple(args), names=names)
 
-
-def code_listing(spec: str, at: str | None) -> str:
-    """What ``diffkit show --code`` prints for a formula, catalog name or file:function."""
-    import numpy as np
-
-    from ...bench.formula import FormulaError, parse_formula
-    from ...bench.targets import find_target, parse_at
-
-    point = parse_at(at) if at else None
-    t = find_target(spec, at=point)
-    try:
-        formula = parse_formula(spec)
-    except FormulaError:
-        formula = None
-    if formula is not None and len(formula.variables) > 1:  # one argument per variable
-        fun, names = formula, list(formula.variables)
-        args = tuple(np.float64(v) for v in np.asarray(t.x, dtype=float))
-    else:
-        fun, names, args = t.f, None, (t.x,)
-    prog = adjoint_program(fun, args, names)
-    shown = prog.graph.names()
-    inputs = [shown[v] for v in prog.graph.inputs]
-    value, *grads = prog(*args)
-    lines = [f"f = {spec} at " + ", ".join(f"{n}={np.asarray(a).tolist()}" for n, a in zip(inputs, args)),
-             f"generated forward and adjoint program ({prog.summary()}; trace + optimize + "
-             f"generate {prog.setup_s * 1e3:.1f} ms):", "", prog.source,
-             f"value: {np.asarray(value).tolist()}"]
-    lines += [f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}" for n, g in zip(inputs, grads)]
-    lines.append("The forward lines are the primal trace (v1, v2 ...), the rest the adjoint "
-                 "trace (v_bar), as in Baydin et al. (2018), Table 2.")
-    return "\n".join(lines)
