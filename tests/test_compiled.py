@@ -181,6 +181,16 @@ def test_outputs_are_fresh_arrays():
 # ---------------------------------------------------------------- derivatives
 
 
+def test_adjoints_of_one_slice_are_scattered_once():
+    """x[:-1] is used twice: its two adjoints are added before one scatter, not after two."""
+    be = dk.backend("compiled")
+    x = np.array([0.3, -1.2, 0.8, 1.5])
+    assert_close(dk.grad(rosenbrock, backend=be)(x), rosenbrock_grad(x), rtol=1e-14)
+    ops = [e.prim.name for e in be.last.graph.eqns]
+    assert ops.count("scatter_add") == 2 and len(ops) == 21
+    assert be.last.source.splitlines()[-2].endswith("out=v16)")  # x_bar written into a scatter
+
+
 def test_rosenbrock_gradient_and_hessian_match_closed_forms():
     x = np.array([0.3, -1.2, 0.8, 1.5, 2.0])
     assert_close(dk.grad(rosenbrock, backend="compiled")(x), rosenbrock_grad(x), rtol=1e-13)

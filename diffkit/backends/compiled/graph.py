@@ -326,6 +326,10 @@ def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[t
         first = shapes[0]
         same = all(s == first for s in shapes)
         return first if same else np.broadcast_shapes(*shapes), dtype
+    if prim.name in ("reshape", "broadcast_to", "scatter_add"):  # the shape is a parameter
+        x = ins[0]
+        return tuple(params["shape"]), (x.dtype if isinstance(x, (Var, Const))
+                                        else np.result_type(x))
     samples = [np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins]
     with np.errstate(all="ignore"):
         if prim.broadcasts and prim.name != "matmul":

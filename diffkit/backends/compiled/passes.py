@@ -4,7 +4,8 @@
   now and becomes a constant.
 * :func:`simplify` — algebraic identities: ``x*1``, ``x/1``, ``x+0``, ``x-0``, ``-(-x)``,
   ``x * zeros`` (a zero adjoint or tangent), reshapes and broadcasts to the same shape,
-  and ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``).
+  ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``) and
+  ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``).
 * :func:`cse` — common-subexpression elimination: the same primitive on the same
   operands with the same parameters is computed once.
 * :func:`dce` — dead-code elimination: only what the outputs need is kept (the adjoint
@@ -137,7 +138,11 @@ def simplify(graph: Graph) -> Graph:
         ins = _substituted(subst, e.inputs)
         e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
         alias = _identity(e, made)
-        if isinstance(alias, Eqn):
+        if isinstance(alias, _Pair):
+            made[alias[0].out] = alias[0]
+            kept.append(alias[0])
+            e = alias[1]
+        elif isinstance(alias, Eqn):
             e = alias
         elif alias is not None:
             subst[e.out] = alias
@@ -157,8 +162,8 @@ def _uniform(a: Atom, out: Var) -> Atom:
     return float(first) if bool(np.all(a.value == first)) else a
 
 
-def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
-    """What ``e`` reduces to: an existing atom, a cheaper equation, or None."""
+def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | _Pair | None:
+    """What ``e`` reduces to: an existing atom, a cheaper equation (or two), or None."""
     name, ins, out = e.prim.name, e.inputs, e.out
     if name in ("mul", "add", "sub", "div") and out.dtype.kind == "f":
         x, y = ins
@@ -178,6 +183,9 @@ def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
             u = (_uniform(x, out), _uniform(y, out))
             if u != (x, y):
                 return _identity(Eqn(e.prim, u, out, e.params), made) or Eqn(e.prim, u, out, {})
+    if name == "add" and all(isinstance(a, Var) and a in made
+                             and made[a].prim.name == "scatter_add" for a in ins):
+        return _merged_scatters(e, made[ins[0]], made[ins[1]])
     if name == "neg" and isinstance(ins[0], Var) and ins[0] in made \
             and made[ins[0]].prim.name == "neg":
         return made[ins[0]].inputs[0]
@@ -186,6 +194,28 @@ def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | None:
     if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
         return _sum_of_broadcast(e, made[ins[0]])
     return None
+
+
+def _merged_scatters(e: Eqn, s: Eqn, t: Eqn) -> Eqn | None:
+    """``scatter(a, idx) + scatter(b, idx)`` = ``scatter(a + b, idx)`` (adjoints of the same
+    slice used twice): one zero-filled array fewer. Needs ``a + b`` to be an equation first,
+    so this returns a marker the caller expands (see :func:`simplify`)."""
+    if _key(s.params["idx"]) != _key(t.params["idx"]) or s.params["shape"] != t.params["shape"]:
+        return None
+    a, b = s.inputs[0], t.inputs[0]
+    if not (isinstance(a, Var) and isinstance(b, Var) and a.shape == b.shape
+            and a.dtype == b.dtype == e.out.dtype):
+        return None
+    return _Pair(Eqn(e.prim, (a, b), Var(-e.out.n, a.shape, a.dtype), {}),
+                 Eqn(s.prim, (None,), e.out, s.params))
+
+
+class _Pair(tuple):
+    """Two equations replacing one: the first's output feeds the second's operand."""
+
+    def __new__(cls, first: Eqn, second: Eqn) -> _Pair:
+        second = Eqn(second.prim, (first.out,), second.out, second.params)
+        return super().__new__(cls, (first, second))
 
 
 def _sum_of_broadcast(e: Eqn, b: Eqn) -> Eqn | None:
@@ -232,7 +262,8 @@ def plan_buffers(graph: Graph) -> tuple[dict[Var, Var], int]:
                 last_use[a] = k
                 elementwise_only[a] = elementwise_only.get(a, True) and _elementwise(e)
     outputs = {a for a in graph.outputs if isinstance(a, Var)}
-    fresh = {e.out for e in graph.eqns if _elementwise(e) and e.out.shape}
+    fresh = {e.out for e in graph.eqns  # arrays this graph made (scatter_add: np.zeros)
+             if (_elementwise(e) or e.prim.name == "scatter_add") and e.out.shape}
     plan: dict[Var, Var] = {}
     saved = 0
     for k, e in enumerate(graph.eqns):
