@@ -28,7 +28,7 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
       diffkit show --code "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=5
     """
     if code:
-        return _show_code(func, at)
+        return _show_code(func, at, dim, depth)
     import numpy as np
 
     from diffkit.backends.symbolic import derive
@@ -60,7 +60,7 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
     click.echo(f"symbolic value there: {np.asarray(exact).tolist()}")
 
 
-def _show_code(spec: str, at: str | None) -> None:
+def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) -> None:
     """The generated program of the gradient: the forward sweep, then the adjoint sweep.
     A formula of several variables gets one argument per variable (x1, x2 ...)."""
     import numpy as np
@@ -69,7 +69,7 @@ def _show_code(spec: str, at: str | None) -> None:
     from diffkit.bench.formula import FormulaError, parse_formula
     from diffkit.bench.targets import find_target, parse_at
 
-    t = find_target(spec, at=parse_at(at) if at else None)
+    t = find_target(spec, at=parse_at(at) if at else None, n=dim, depth=depth)
     try:
         formula = parse_formula(spec)
     except FormulaError:
