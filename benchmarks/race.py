@@ -215,6 +215,34 @@ def loop_rows(repeat: int) -> list[Row]:
             Row("scalar loop, 2,000 ops: forward / autograd (per op)", us[1], us[2], 0.25, "µs")]
 
 
+def compiled_rows(sizes: tuple[int, ...], m: int, k: int, points: int, repeat: int
+                  ) -> list[Row]:
+    """The compiled backend (static graph, generated numpy, no fusion) against eager
+    reverse on the race's functions; setup = trace + transform + optimize + generate."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((m, k)), np.where(rng.random(m) > 0.5, 1.0, -1.0)
+    loss = partial(logistic_loss, X=X, y=y)
+    u = rng.uniform(0.1, 0.9, points)
+    lmap = lambda x: dnp.sum(logistic_map(x))  # noqa: E731
+    cases = [(f"Rosenbrock grad n={n:.0e}".replace("e+0", "e"), rosenbrock,
+              rng.uniform(-1.0, 1.0, n), 1.0) for n in sizes]
+    cases += [(f"logistic loss X {m:.0e}x{k}".replace("e+0", "e"), loss,
+               0.1 * rng.standard_normal(k), 1.0),
+              (f"logistic map depth 8 on {points:.0e} points".replace("e+0", "e"), lmap, u, 1.5),
+              ("scalar loop, 2,000 ops", scalar_loop, 0.5, 0.1)]
+    rows = []
+    for tag, f, x, target in cases:
+        compiled, eager = dk.grad(f, backend="compiled"), dk.grad(f)
+        start = time.perf_counter()
+        compiled(x)
+        setup = time.perf_counter() - start
+        t = interleaved([lambda: compiled(x), lambda: eager(x)], repeat)
+        rows += [Row(f"{tag}: compiled / reverse", t[0], t[1], target),
+                 Row(f"{tag}: compiled setup / {1.0 if 'loop' in tag else 0.1} s", setup,
+                     1.0 if "loop" in tag else 0.1, 1.0)]
+    return rows
+
+
 def jacobian_rows(n: int, m: int, repeat: int) -> list[Row]:
     """tanh(A x), A of m x n: dk.jacobian (mode by shape) vs torch.func's better mode."""
     rng = np.random.default_rng(0)
@@ -356,6 +384,7 @@ def plan(quick: bool = False, repeat: int | None = None) -> list[Step]:
         *[(f"rosenbrock {dim:.0e}", partial(gradient_rows, dim, r)) for dim in size["rosen"]],
         ("logistic loss", partial(logistic_rows, m, k, r)),
         ("scalar loop", partial(loop_rows, r)),
+        ("compiled", partial(compiled_rows, size["rosen"], m, k, size["points"], r)),
         *[(f"jacobian {a}x{b}", partial(jacobian_rows, a, b, r)) for a, b in size["jac"]],
         ("symbolic", partial(symbolic_rows, size["points"], size["sines"], r)),
         ("memory", partial(memory_rows, n)),

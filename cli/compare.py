@@ -96,6 +96,8 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
         lines.append(f"all backends: {messages[0][1]}")
     else:
         lines += [f"{b}: {m}" for b, m in messages]
+    lines += [f"{shown(r['backend'])}: {r['graph_passes']}" for r in records
+              if r.get("graph_passes")]  # the compiled graph's passes, before → after
     ref = result.reference
     how = {"closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
            "local closed form": "the exact derivative of the closed form valid around the "
@@ -104,7 +106,7 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
                  if ref.get("method") in how else f"error: {ref.get('message') or 'none'}")
     lines.append("cost = time(derivative) / time(f), both medians per call; setup: one-off "
                  "work before calls (— where a backend has none); size: expression nodes, "
-                 "tape or trace operations, or evaluations of f")
+                 "tape or trace operations, evaluations of f, or compiled graph equations")
     return table + "\n" + wrapped(lines)
 
 
@@ -147,4 +149,6 @@ def _size(r: dict[str, Any]) -> str:
         return f"{r['tape_ops']} {'trace' if r['backend'] == 'forward' else 'tape'} ops"
     if r.get("fevals") is not None:
         return f"{r['fevals']} f-evals"
+    if r.get("graph_eqns") is not None:
+        return f"{r['graph_eqns']} eqns"
     return "—"

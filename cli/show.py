@@ -12,7 +12,10 @@ import click
               "functions)")
 @click.option("--depth", type=click.IntRange(min=1), help="depth (catalog functions with one)")
 @click.option("--latex/--no-latex", default=True, show_default=True, help="also print LaTeX")
-def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: bool) -> None:
+@click.option("--code", is_flag=True, help="print the compiled backend's generated forward "
+              "and adjoint program instead (one line per equation, v1 ... and v1_bar ...)")
+def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: bool,
+         code: bool) -> None:
     """Show FUNC's derivative: the closed form SymPy derives (as text and LaTeX), the
     same after common-subexpression elimination with its size, and the numeric
     derivative at the point with its step, error estimate and evaluations (Richardson).
@@ -22,7 +25,10 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
       diffkit show "x^2 * sin(x)" --at x=1
       diffkit show logistic_map --at x=0.3 --depth 3
       diffkit show rosenbrock --dim 3
+      diffkit show --code "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=5
     """
+    if code:
+        return _show_code(func, at, dim, depth)
     import numpy as np
 
     from diffkit.backends.symbolic import derive
@@ -52,3 +58,38 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
                + (f"; {'; '.join(r.notes)}" if r.notes else ""))
     exact = d(t.x)[1]
     click.echo(f"symbolic value there: {np.asarray(exact).tolist()}")
+
+
+def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) -> None:
+    """The generated program of the gradient: the forward sweep, then the adjoint sweep.
+    A formula of several variables gets one argument per variable (x1, x2 ...)."""
+    import numpy as np
+
+    from diffkit.backends.compiled.show import adjoint_program
+    from diffkit.bench.formula import FormulaError, parse_formula
+    from diffkit.bench.targets import find_target, parse_at
+
+    t = find_target(spec, at=parse_at(at) if at else None, n=dim, depth=depth)
+    try:
+        formula = parse_formula(spec)
+    except FormulaError:
+        formula = None
+    if formula is not None and len(formula.variables) > 1:
+        fun, names = formula, list(formula.variables)
+        args = tuple(np.float64(v) for v in np.asarray(t.x, dtype=float))
+    else:
+        fun, names, args = t.f, None, (t.x,)
+    prog = adjoint_program(fun, args, names)
+    shown = prog.graph.names()
+    inputs = [shown[v] for v in prog.graph.inputs]
+    value, *grads = prog(*args)
+    click.echo(f"f = {spec} at " + ", ".join(f"{n}={np.asarray(a).tolist()}"
+                                             for n, a in zip(inputs, args)))
+    click.echo(f"generated forward and adjoint program ({prog.summary()}; trace + optimize + "
+               f"generate {prog.setup_s * 1e3:.1f} ms):\n")
+    click.echo(prog.source)
+    click.echo(f"value: {np.asarray(value).tolist()}")
+    for n, g in zip(inputs, grads):
+        click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")
+    click.echo("The forward lines are the primal trace (v1, v2 ...), the rest the adjoint "
+               "trace (v_bar), as in Baydin et al. (2018), Table 2.")

@@ -18,7 +18,8 @@ from .output import emit, format_option, output_option, render
 def swell(func: str, depths: str, timeout: float, fmt: str, output: str | None) -> None:
     """How the derivative's size grows with depth: the symbolic derivative as a tree
     (with repeats) and after common-subexpression elimination, against the number of
-    operations on the reverse tape and the forward trace.
+    operations on the reverse tape and the forward trace, and the equations of the
+    compiled backend's optimized derivative graph.
 
     FUNC is a catalog function with a depth, e.g. logistic_map or nested_sin.
 
@@ -36,4 +37,5 @@ def swell(func: str, depths: str, timeout: float, fmt: str, output: str | None) 
                                  param_hint="FUNC")
     rows = run(func, parse_depths(depths), timeout=timeout)
     emit(render(rows, fmt, ("depth", "backend", "expr_nodes", "expr_dag_nodes", "tape_ops",
-                            "status", "message"), title=f"expression swell: {func}"), output)
+                            "graph_eqns", "status", "message"), title=f"expression swell: {func}"),
+         output)

@@ -20,7 +20,8 @@ from .wengert import trace
 
 # imported when first used, as torch.nn is: sympy, the harness and training stay unloaded
 _LAZY_NAMES = {"derive": "diffkit.backends.symbolic", "compare": "diffkit.bench.harness",
-               "advise": "diffkit.bench.advise"}
+               "advise": "diffkit.bench.advise", "jit": "diffkit.backends.compiled.jit",
+               "make_graph": "diffkit.backends.compiled.jit"}
 _LAZY_MODULES = {"nn", "optim", "data"}
 
 
@@ -35,5 +36,6 @@ def __getattr__(name: str):
 __version__ = "0.1.0"
 __all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends", "compare",
            "data", "derive",
-           "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
+           "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jit", "jvp",
+           "make_graph", "nn",
            "no_grad", "optim", "tensor", "trace", "value_and_grad", "vjp"]

@@ -194,8 +194,9 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
 
 
 def primal(x: Any) -> Any:
-    """The plain numpy value under any number of boxes."""
-    while isinstance(x, Box):
+    """The plain numpy value under any number of boxes (or the abstract value of a graph
+    being traced, which has a shape and dtype but no number yet)."""
+    while isinstance(x, Box) and not x.abstract:
         x = x.value
     return x
 
@@ -220,6 +221,7 @@ class Box:
 
     __slots__ = ("_interp", "value")
     __array_priority__ = 100.0
+    abstract = False  # True for the values of a graph being traced (no number yet)
 
     def __init__(self, interp: Interpreter, value: Any) -> None:
         self._interp, self.value = interp, value

@@ -15,7 +15,7 @@ from diffkit.core import DiffkitError
 def test_many_inputs_one_output_is_reverse_mode_with_its_reasons() -> None:
     a = dk.advise("rosenbrock", n=300, budget_s=120)  # (a busy machine must not skip methods)
     assert (a.n, a.m, a.kind) == (300, 1, "grad")
-    assert a.best.method == "reverse"
+    assert a.best.method in ("reverse", "compiled")  # both reverse mode; compiled if it pays
     by = {c.method: c for c in a.candidates}
     assert by["reverse"].error < 1e-14 and by["forward"].error < 1e-14
     assert 1e-13 < by["numeric:method=central"].error < 1e-6  # truncation vs round-off
@@ -23,7 +23,7 @@ def test_many_inputs_one_output_is_reverse_mode_with_its_reasons() -> None:
     text = str(a)
     assert "n = 300 inputs and m = 1 output" in text and "cheap-gradient" in text
     assert a.facts["tape_ops"] > 0 and a.facts["tape_bytes"] > 0
-    assert json.loads(a.to_json())["best"]["method"] == "reverse"
+    assert json.loads(a.to_json())["best"]["method"] == a.best.method
 
 
 def test_a_black_box_gets_finite_differences_and_says_why() -> None:

@@ -34,6 +34,7 @@ BUILTIN = {
     "reverse": "diffkit.backends.reverse:ReverseBackend",
     "symbolic": "diffkit.backends.symbolic:SymbolicBackend",
     "numeric": "diffkit.backends.numeric:NumericBackend",
+    "compiled": "diffkit.backends.compiled:CompiledBackend",
 }
 STATS = {  # what Backend.stats() may report: the harness's size and setup columns
     "setup_s": "seconds of one-off work before the calls (symbolic derive + compile, jit)",
@@ -43,6 +44,9 @@ STATS = {  # what Backend.stats() may report: the harness's size and setup colum
     "expr_dag_nodes": "nodes of the symbolic derivative after common-subexpression elimination",
     "tape_ops": "primitives recorded on the tape (reverse) or the trace (forward)",
     "tape_bytes": "bytes of the arrays a reverse tape keeps for the backward pass",
+    "graph_eqns": "equations of the compiled derivative graph after optimization",
+    "graph_eqns_traced": "equations of the compiled derivative graph as traced",
+    "graph_passes": "the optimization passes' effect, e.g. 24 equations → 22 after ...",
 }
 
 

@@ -35,7 +35,8 @@ from .verdict import judge, why_nonfinite
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
 EXTRA = ("kind", "x", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
-         "cost_ratio", "tape_bytes", "first_call_s", "step")
+         "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
+         "graph_passes")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse")
 
 
@@ -126,6 +127,8 @@ def size_text(r: dict[str, Any]) -> str:
         return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} after CSE)"
     if r.get("tape_ops") is not None:
         return f"{r['tape_ops']} ops"
+    if r.get("graph_eqns") is not None:
+        return f"{r['graph_eqns']} eqns"
     if r.get("fevals") is not None:
         return f"{r['fevals']} f-evals"
     return "—"

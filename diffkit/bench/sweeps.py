@@ -4,7 +4,9 @@
   over steps h = 10⁻¹ … 10⁻¹⁶, plus the automatically chosen step: the "V" of
   truncation error (falling with h) meeting round-off error (rising as h shrinks).
 * :func:`swell`: how big the derivative gets as a function is composed deeper: the
-  symbolic derivative as a tree and after CSE, against the AD trace length.
+  symbolic derivative as a tree and after CSE, against the AD trace length and the
+  compiled backend's optimized derivative graph (reverse mode is symbolic
+  differentiation on the shared graph: it stays the size of the DAG, not the tree).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def parse_depths(text: str) -> list[int]:
 
 def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
           memory_mb: float | None = 2048) -> list[dict[str, Any]]:
-    """Records ``depth, backend, expr_nodes, expr_dag_nodes, tape_ops, status``."""
+    """Records ``depth, backend, expr_nodes, expr_dag_nodes, tape_ops, graph_eqns, status``."""
     rows = []
     for k in depths:
         t = find_target(name, depth=k)
@@ -77,4 +79,23 @@ def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
         rows.append({"depth": k, "backend": "symbolic", **sym})
         rows += [{"depth": k, "backend": b, "status": "ok",
                   "tape_ops": backend(b).stats(t.f, t.x)["tape_ops"]} for b in ("reverse", "forward")]
+        rows.append({"depth": k, "backend": "compiled", **_graph_size(t, kind)})
     return rows
+
+
+def _graph_size(t: Target, kind: str) -> dict[str, Any]:
+    """Equations of the compiled backend's optimized derivative graph (and of f's graph)."""
+    from ..backends.compiled import make_graph
+    from ..core import DiffkitError
+
+    be = backend("compiled")
+    try:
+        if kind == "grad" or np.ndim(t.x) == 0:
+            be.value_and_grad(t.f, t.x, False)
+        else:
+            be.derivative(t.f, t.x)
+        f_eqns = len(make_graph(t.f)(t.x))
+    except DiffkitError as exc:  # e.g. a branch on a value: no static graph
+        return {"status": "n/a" if isinstance(exc, NotApplicable) else "error",
+                "message": str(exc)}
+    return {"status": "ok", "graph_eqns": be.stats(t.f, t.x)["graph_eqns"], "graph_f_eqns": f_eqns}

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Primitive, ndim, primal, shape
+from ..core import Box, Primitive, ndim, primal, shape
 from ..core import shape as shape_of
 from .elementwise import exp, where
 from .structure import reshape
@@ -76,8 +76,8 @@ def _others(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
     that keep their own derivatives (the product ``p`` of the non-zero entries and
     ``q`` of the zero ones), so second derivatives at zeros are exact too.
     """
-    zero = primal(x) == 0
-    if not zero.any():
+    zero = primal(x) == 0  # a plain mask, or a traced one in a static graph
+    if not isinstance(zero, Box) and not zero.any():  # (a traced mask takes the general form)
         return _expand(y, x, axis, keepdims) / x
     count = np.sum(zero, axis=axis, keepdims=True)  # zeros per lane
     p = prod(where(1.0, x, cond=zero), axis=axis, keepdims=True)

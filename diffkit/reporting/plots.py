@@ -33,7 +33,7 @@ EPS = float(np.finfo(float).eps)
 MB = 2.0**20
 FLOOR = 1e-17  # an error of exactly 0 is drawn here (log scales have no 0)
 BASE_COLORS = {"symbolic": "#4c72b0", "numeric": "#dd8452", "forward": "#55a868",
-               "reverse": "#c44e52"}
+               "reverse": "#c44e52", "compiled": "#8172b3"}
 SPARE_COLORS = ("#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
 METHOD_ORDER = {"forward": 1, "backward": 1, "central": 2, "complex": 2}
 HATCH = {"facecolor": "#eeeeee", "edgecolor": "#999999", "hatch": "///", "linewidth": 0.5}
@@ -247,8 +247,8 @@ def _reference_lines(ax: Any, refs: Sequence[Record]) -> None:
 
 def swell_figure(rows: Sequence[Record]) -> Figure:
     """Derivative size vs depth, one panel per function, log scale: the symbolic
-    derivative as a tree and as a DAG after CSE, against the reverse tape and the
-    forward trace (primitives recorded).
+    derivative as a tree and as a DAG after CSE, against the reverse tape, the
+    forward trace (primitives recorded) and the compiled derivative graph (equations).
 
     >>> from diffkit.bench.sweeps import swell
     >>> rows = [dict(r, function="logistic_map") for r in swell("logistic_map", [1, 2, 3])]
@@ -266,7 +266,8 @@ def swell_figure(rows: Sequence[Record]) -> Figure:
               (("reverse", "tape_ops", "reverse tape", "-", "^"),
                ("forward", "tape_ops", "forward trace", ":", "v")))
         series = (("symbolic", "expr_nodes", "symbolic tree", "-", "o"),
-                  ("symbolic", "expr_dag_nodes", "symbolic DAG (after CSE)", "--", "s"), *ad)
+                  ("symbolic", "expr_dag_nodes", "symbolic DAG (after CSE)", "--", "s"), *ad,
+                  ("compiled", "graph_eqns", "compiled derivative graph", "-.", "D"))
         for backend, key, label, ls, marker in series:
             pts = sorted((r["depth"], r[key]) for r in mine
                          if r.get("backend") == backend and ok(r) and r.get(key))

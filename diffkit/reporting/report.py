@@ -11,7 +11,7 @@ the spec with every default filled in (``spec.toml``). The ``diffkit`` command r
 on one thread (multi-threaded matrix products time erratically); from Python, set
 ``OPENBLAS_NUM_THREADS=1`` before numpy is imported for the same steadiness.
 
-Regenerate the README gallery (``reports/gallery/*.png``, the 7 standard figures) with::
+Regenerate the README gallery (``reports/gallery/*.png``, the 8 standard figures) with::
 
     diffkit report reports/quick.toml -o reports/gallery --gallery
 
@@ -65,7 +65,7 @@ from ..bench.targets import Target, kind_for, find_target
 Record = dict[str, Any]
 Progress = Callable[[str], None]
 DPI = 150  # figures for slides: a 6.4-inch figure is 960 pixels wide
-FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy")
+FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode")
 ALL_BACKENDS = ["symbolic", "numeric", "forward", "reverse"]
 DEFAULTS: dict[str, Any] = {
     "title": "diffkit report", "description": "",
@@ -83,6 +83,7 @@ DEFAULTS: dict[str, Any] = {
     "memory": {"function": "nested_sin", "size": 10000, "depths": [1, 2, 4, 8, 16, 32, 64],
                "backends": ["forward", "reverse"]},
     "accuracy": {},
+    "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
              "scaling": ("backends",), "accuracy": ("functions", "backends")}
@@ -92,7 +93,8 @@ SECTION_KEYS = {"steps": {"functions", "methods", "backends"},
                 "cost": {"functions", "backends", "n", "bound"},
                 "jacobian": {"inputs", "outputs"},
                 "memory": {"function", "size", "depths", "backends"},
-                "accuracy": {"functions", "backends"}}
+                "accuracy": {"functions", "backends"},
+                "graphmode": {"function", "sizes"}}
 
 
 # =========================================================================== the spec
@@ -226,7 +228,8 @@ def _section(fig: str, s: dict[str, Any], where: str, check: bool) -> dict[str, 
     if check:
         for fn in s.get("functions", []) if fig in ("steps", "cost", "accuracy") else []:
             find_target(fn)  # an unknown name or a bad formula is a clear error now
-        needs = {"swell": "depth", "memory": "depth", "scaling": "scalable"}.get(fig)
+        needs = {"swell": "depth", "memory": "depth", "scaling": "scalable",
+                 "graphmode": "scalable"}.get(fig)
         for fn in s.get("functions", [s.get("function")]) if needs else []:
             entry = catalog.get(fn)
             if (needs == "depth" and entry.depth is None) or (needs == "scalable"
@@ -452,6 +455,13 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     elif fig == "accuracy":
         for fn in s["functions"]:
             yield f"accuracy · {fn}", lambda fn=fn: run.compared(fn, s["backends"])
+    elif fig == "graphmode":
+        fn = s["function"]
+        for n in s["sizes"]:
+            for b in ("reverse", "compiled"):
+                yield f"graphmode · {fn} n={n} · {b}", lambda n=n, b=b: [run.grown(
+                    fn, b, lambda: find_target(fn, n=n), n=n, smaller=[
+                        (m, None) for m in s["sizes"] if m < n])]
 
 
 def plan(spec: str | os.PathLike | dict[str, Any]) -> list[str]:
@@ -491,9 +501,11 @@ INFO = {
         "symbolic derivative as a tree counts every repeated subexpression again and can "
         "grow exponentially; as a DAG after common-subexpression elimination it grows far "
         "slower. The reverse tape and the forward trace record one entry per primitive "
-        "operation, so they grow linearly with depth.",
+        "operation, so they grow linearly with depth. The compiled backend's optimized "
+        "derivative graph (forward and adjoint equations) grows linearly too, next to the "
+        "DAG: reverse mode is symbolic differentiation done on the shared graph.",
         ("function", "depth", "backend", "status", "expr_nodes", "expr_dag_nodes",
-         "tape_ops", "message")),
+         "tape_ops", "graph_eqns", "message")),
     "scaling": FigureInfo(
         "Time against input dimension",
         "Left: median time per gradient against the number of inputs n (log-log); right: "
@@ -541,6 +553,17 @@ INFO = {
         "error.",
         ("function", "backend", "status", "error", "error_rule", "reference_method",
          "message")),
+    "graphmode": FigureInfo(
+        "Static against dynamic graph",
+        "Left: median time per gradient against n for eager reverse mode, which records "
+        "its graph (the tape) in every call like PyTorch or MindSpore's PYNATIVE mode, and "
+        "for the compiled backend, which traced the graph once, differentiated and "
+        "optimized it and runs generated numpy code (GRAPH_MODE, jax.jit); dashed, the "
+        "compiled backend's one-off setup (trace + transform + optimize + generate). Right: "
+        "the number of calls after which compiling has paid for itself, setup / "
+        "(time(reverse) - time(compiled)).",
+        ("function", "n", "backend", "status", "time_s", "setup_s", "graph_eqns",
+         "message")),
 }
 FORMAT = {"error": fmt_error, "best error": fmt_error, "error at auto step": fmt_error,
           "time_s": fmt_seconds, "f_time_s": fmt_seconds, "setup_s": fmt_seconds,
@@ -557,6 +580,10 @@ def draw(fig: str, rows: list[Record], section: dict[str, Any]) -> Any:
                                        [r for r in rows if r.get("sweep") != "steps"])
     if fig == "cost":
         return plots.cost_figure(rows, section["bound"])
+    if fig == "graphmode":
+        from .graphmode import graphmode_figure
+
+        return graphmode_figure(rows)
     return getattr(plots, {"swell": "swell_figure", "scaling": "scaling_figure",
                            "jacobian": "jacobian_figure", "memory": "memory_figure",
                            "accuracy": "accuracy_figure"}[fig])(rows)

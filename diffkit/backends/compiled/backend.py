@@ -1,0 +1,137 @@
+"""The ``compiled`` backend: every transform as a generated program, built once per shape.
+
+A transform here is a *graph-to-graph* step. ``f`` is traced to its graph; the derived
+function (the gradient, a JVP, a Hessian ...) is written as an interpretation of that
+graph — the reverse sweep of :mod:`.autodiff`, or the eager forward interpreter run on
+abstract values — and traced again, so the result is one graph holding forward and
+adjoint equations. It is then optimized and generated as numpy code, cached per
+(kind, function, shape, dtype). Called inside another transform (on boxed values) the
+backend computes with the eager interpreters instead: same numbers, and nesting works.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import Backend
+from ...checks import as_input
+from ...core import Box, DiffkitError, shape
+from ..forward import ForwardBackend
+from ..reverse import ReverseBackend, _rows
+from .autodiff import linearize, seed
+from .graph import evaluate, trace
+from .program import Program, build
+
+_FORWARD, _REVERSE = ForwardBackend(), ReverseBackend()
+
+
+class CompiledBackend(Backend):
+    """Static graph: trace once, differentiate the graph, optimize, generate numpy code."""
+
+    name = "compiled"
+    defaults = {"fuse": False}
+    CACHE = 64  # programs kept per backend object
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if self.options["fuse"]:
+            raise DiffkitError("backend 'compiled': fuse=True needs the fused (numba) code "
+                               "generator, which is not there yet; use fuse=False")
+        self.programs: OrderedDict[Any, Program] = OrderedDict()
+        self.last: Program | None = None
+
+    def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
+        """Figures of the program built or used last (setup time, equation counts)."""
+        return self.last.stats() if self.last is not None else {}
+
+    def _run(self, kind: str, fun: Callable, derived: Callable, *args: Any) -> Any:
+        key = (kind, fun, *((type(a), shape(a), getattr(a, "dtype", None)) for a in args))
+        prog = self.programs.get(key)
+        if prog is None:
+            names = ["x", "u"][:len(args)] if len(args) > 1 else ["x"]
+            prog = self.programs[key] = build(derived, args, names=names)
+            if len(self.programs) > self.CACHE:
+                self.programs.popitem(last=False)
+        self.last = prog
+        return prog(*args)
+
+    def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
+        if isinstance(x, Box):
+            return _REVERSE.value_and_grad(fun, x, has_aux)
+
+        def value_and_grad(z: Any) -> tuple:
+            g = trace(fun, (z,), names=["x"])
+            outs, pull = linearize(g, [z])
+            value, aux = g.rebuild(outs) if has_aux else (g.rebuild(outs), None)
+            _scalar(value, "grad")
+            grad = pull(seed(g))[0]
+            return (value, aux, grad) if has_aux else (value, grad)
+
+        out = self._run(("vg", has_aux), fun, value_and_grad, x)
+        return tuple(out) if has_aux else (out[0], None, out[1])
+
+    def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
+        if isinstance(x, Box) or isinstance(x_dot, Box):
+            return _FORWARD.jvp(fun, x, x_dot)
+        return tuple(self._run("jvp", fun, lambda z, t: _FORWARD.jvp(fun, z, t), x, x_dot))
+
+    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
+        if isinstance(x, Box):
+            return _REVERSE.vjp(fun, x)
+        y = self._run("f", fun, fun, x)
+
+        def pull(z: Any, u: Any) -> Any:
+            g = trace(fun, (z,), names=["x"])
+            return linearize(g, [z])[1]([u])[0]
+
+        def vjp_fn(u: Any) -> Any:
+            u = as_input(u, "vjp: the cotangent")
+            if isinstance(u, Box):
+                return _REVERSE.vjp(fun, x)[1](u)
+            if shape(u) != shape(y):
+                raise DiffkitError(f"vjp: the cotangent has shape {shape(u)} but the output "
+                                   f"has shape {shape(y)}; they must match")
+            return self._run("vjp", fun, pull, x, u)
+
+        return y, vjp_fn
+
+    def jacobian(self, fun: Callable, x: Any) -> Any:
+        if isinstance(x, Box):
+            return _FORWARD.jacobian(fun, x)
+
+        def jacobian(z: Any) -> Any:
+            g = trace(fun, (z,), names=["x"])
+            if int(np.prod(shape(z))) <= int(np.prod(np.shape(evaluate(g, [z])[0]))):
+                return _FORWARD.jacobian(lambda w: evaluate(g, [w])[0], z)
+            outs, pull = linearize(g, [z])
+            return _rows(outs[0], lambda u: pull([u])[0])
+
+        return self._run("jacobian", fun, jacobian, x)
+
+    def hessian(self, fun: Callable, x: Any) -> Any:
+        if isinstance(x, Box):
+            return _FORWARD.jacobian(lambda z: _REVERSE.value_and_grad(fun, z, False)[2], x)
+
+        def hessian(z: Any) -> Any:
+            g = trace(fun, (z,), names=["x"])
+
+            def gradient(w: Any) -> Any:
+                outs, pull = linearize(g, [w])
+                _scalar(outs[0], "hessian")
+                return pull(seed(g))[0]
+
+            return _FORWARD.jacobian(gradient, z)  # forward over the reverse graph
+
+        return self._run("hessian", fun, hessian, x)
+
+
+def _scalar(value: Any, transform: str) -> None:
+    if shape(value) != ():
+        raise DiffkitError(
+            f"{transform} requires the function to return a scalar, but it returned shape "
+            f"{shape(value)}; use dk.jacobian or dk.vjp for non-scalar outputs (or reduce it, "
+            "e.g. dnp.sum)")

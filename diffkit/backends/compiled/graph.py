@@ -1,0 +1,452 @@
+"""The static graph: a typed list of equations, and the tracer that records it.
+
+Tracing runs the user's function ONCE on *abstract* values (:class:`GraphTracer`): each
+knows its shape and dtype but has no number. Every primitive call becomes one equation
+``v3 = mul(v1, v2)`` of a :class:`Graph`; plain numbers and arrays met on the way become
+literals and constants. The result reads like a Wengert list (or a jaxpr) and is what
+the passes optimize and the code generator turns into a Python function.
+
+Because nothing has a value, ``if x > 0:`` cannot be decided while tracing: ``x > 0``
+records a comparison (a boolean mask, usable in ``dnp.where``), and asking for its truth
+raises one line naming the user's line and the fixes: ``dnp.where``, a static
+argument, or an eager backend. A branch is never silently frozen.
+
+>>> import diffkit.numpy as dnp
+>>> g = trace(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),))
+>>> print(g)
+graph (x: f64[3]) -> f64[3]
+  v1: f64[3] = sin(x)
+  v2: f64[3] = mul(v1, 2.0)
+  return v2
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import keyword
+import linecache
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
+                     primal)
+from ...pytree import flatten
+from ...primitives.compare import COMPARISONS, select
+
+_DIFFKIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PRIMITIVES = os.path.join(_DIFFKIT, "primitives")
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
+
+
+# --------------------------------------------------------------------------- the IR
+
+
+@dataclass(eq=False)
+class Var:
+    """A value of the graph: its shape and dtype; ``name`` for inputs, ``adjoint_of``
+    when it holds the complete adjoint of another variable (printed ``v1_bar``)."""
+
+    n: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    name: str | None = None
+    adjoint_of: Var | None = None
+
+    def type(self) -> str:
+        """``f64[3,2]``, as a jaxpr writes it."""
+        kind = {"f": "f", "i": "i", "u": "u", "b": "bool", "c": "c"}[self.dtype.kind]
+        bits = "" if kind == "bool" else str(8 * self.dtype.itemsize)
+        return f"{kind}{bits}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(eq=False)
+class Const:
+    """An array constant the function closed over (kept out of the source text)."""
+
+    value: Any
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.value)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.result_type(self.value)
+
+
+Atom = Any  # Var | Const | a Python number (a literal, written into the code)
+
+
+@dataclass(eq=False)
+class Eqn:
+    """One line: ``out = prim(*inputs, **params)``."""
+
+    prim: Primitive
+    inputs: tuple[Atom, ...]
+    out: Var
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Graph:
+    """Inputs, equations in evaluation order, outputs (and how to rebuild their tree)."""
+
+    inputs: list[Var]
+    eqns: list[Eqn]
+    outputs: list[Atom]
+    rebuild: Callable[[list[Any]], Any] = lambda leaves: leaves
+
+    def __len__(self) -> int:
+        return len(self.eqns)
+
+    def names(self) -> dict[Var, str]:
+        """Readable names: inputs by their names, then v1, v2 ... in order; adjoints v3_bar."""
+        names: dict[Var, str] = {v: v.name or f"x{i}" for i, v in enumerate(self.inputs)}
+        taken = set(names.values())
+        k = 0
+        for e in self.eqns:
+            base = e.out.adjoint_of
+            name = f"{names[base]}_bar" if base is not None and base in names else None
+            if name is None or name in taken:
+                k += 1
+                name = f"v{k}"
+                while name in taken:
+                    k += 1
+                    name = f"v{k}"
+            names[e.out] = name
+            taken.add(name)
+        return names
+
+    def lines(self) -> list[str]:
+        names = self.names()
+        consts: dict[int, str] = {}
+
+        def atom(a: Atom) -> str:
+            if isinstance(a, Var):
+                return names[a]
+            if isinstance(a, Const):
+                if np.size(a.value) <= 4:
+                    return repr(np.asarray(a.value).tolist())
+                return consts.setdefault(id(a), f"c{len(consts) + 1}")
+            return repr(a)
+
+        head = ", ".join(f"{names[v]}: {v.type()}" for v in self.inputs)
+        outs = ", ".join(v.type() if isinstance(v, Var) else "const" for v in self.outputs)
+        rows = [f"graph ({head}) -> {outs}"]
+        for e in self.eqns:
+            args = [atom(a) for a in e.inputs] + [f"{k}={_short(v)}" for k, v in e.params.items()]
+            rows.append(f"  {names[e.out]}: {e.out.type()} = {e.prim.name}({', '.join(args)})")
+        rows.append(f"  return {', '.join(atom(a) for a in self.outputs)}")
+        return rows
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return f"<{v.dtype}[{','.join(map(str, v.shape))}] array>" if v.size > 4 else repr(v.tolist())
+    return repr(v)
+
+
+# --------------------------------------------------------------------------- tracing
+
+
+class GraphTracer(Box):
+    """An abstract value of the graph being traced: shape and dtype, no number."""
+
+    __slots__ = ()
+    abstract = True  # primal() stops here: there is no number underneath
+
+    @property
+    def var(self) -> Var:
+        return self.value
+
+    def detach(self) -> GraphTracer:
+        return self  # a graph being traced differentiates nothing itself
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.var.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.var.dtype
+
+    def __repr__(self) -> str:
+        return f"GraphTracer({self.var.type()})"
+
+    # comparisons are equations (masks); their truth is not known while tracing
+    def __gt__(self, other: Any) -> Any:
+        return bind(COMPARISONS[np.greater], self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return bind(COMPARISONS[np.greater_equal], self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return bind(COMPARISONS[np.less], self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return bind(COMPARISONS[np.less_equal], self, other)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return bind(COMPARISONS[np.equal], self, other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return bind(COMPARISONS[np.not_equal], self, other)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        raise value_error("the truth value")
+
+    def __float__(self) -> float:
+        raise value_error("float()")
+
+    def __int__(self) -> int:
+        raise value_error("int()")
+
+    def __index__(self) -> int:
+        raise value_error("an index")
+
+    def item(self) -> float:
+        raise value_error(".item()")
+
+    def tolist(self) -> list:
+        raise value_error(".tolist()")
+
+    def any(self, *a: Any, **k: Any) -> Any:
+        raise value_error(".any()")
+
+    def all(self, *a: Any, **k: Any) -> Any:
+        raise value_error(".all()")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise value_error("a conversion to a plain numpy array")
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if ufunc in COMPARISONS and method == "__call__" and not kwargs:
+            return bind(COMPARISONS[ufunc], *inputs)
+        if ufunc in (np.isfinite, np.isnan, np.isinf):
+            raise value_error(f"numpy.{ufunc.__name__}")
+        return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        name = func.__name__
+        if name in ("shape", "ndim", "size", "result_type", "zeros_like", "ones_like",
+                    "empty_like", "full_like"):
+            return func(*(_hollow(a) if isinstance(a, GraphTracer) else a for a in args),
+                        **kwargs)
+        if name == "where" and len(args) == 3:
+            from ... import numpy as dnp
+
+            return dnp.where(*args)
+        if name in ("allclose", "isclose", "array_equal"):
+            raise value_error(f"numpy.{name}")
+        return super().__array_function__(func, types, args, kwargs)
+
+
+def _hollow(a: Any) -> Any:
+    """An array with the tracer's shape and dtype, backed by one element (no memory)."""
+    return np.broadcast_to(np.ones((), a.dtype), a.shape)
+
+
+class GraphInterpreter(Interpreter):
+    """Records one equation per primitive call on its tracers."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.inputs: list[Var] = []
+        self.eqns: list[Eqn] = []
+        self.count = 0
+
+    def new_var(self, shape: tuple[int, ...], dtype: Any, name: str | None = None) -> Var:
+        self.count += 1
+        return Var(self.count, tuple(shape), np.dtype(dtype), name)
+
+    def new_input(self, shape: tuple[int, ...], dtype: Any, name: str) -> GraphTracer:
+        var = self.new_var(shape, dtype, name)
+        self.inputs.append(var)
+        return GraphTracer(self, var)
+
+    def atom(self, a: Any) -> Atom:
+        """A graph operand: our tracer's variable, a literal number, or a constant."""
+        if isinstance(a, GraphTracer) and a._interp is self:
+            return a.var
+        if isinstance(a, Box):
+            raise DiffkitError(
+                "the function closes over a value traced by another transform (or computed "
+                "in an earlier trace); pass it as an argument instead, or use an eager backend")
+        if isinstance(a, (bool, int, float)):
+            return a
+        if isinstance(a, np.ndarray):  # a snapshot: later in-place changes must not leak in
+            return Const(a if not a.flags.writeable else a.copy())
+        if isinstance(a, np.generic):
+            return Const(a)
+        raise DiffkitError(f"cannot put a {type(a).__name__} into a graph: primitives take "
+                           "numbers and arrays")
+
+    def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        if any(isinstance(v, Box) for v in params.values()):
+            if prim.name == "where" and isinstance(params["cond"], GraphTracer):
+                return self.process(select, (params["cond"], *args), {})  # a traced mask
+            raise NotApplicable(f"n/a: {prim.name} got a traced value as a parameter; "
+                               "the compiled backend cannot record it; use an eager backend")
+        ins = tuple(self.atom(a) for a in args)
+        shape, dtype = abstract_eval(prim, ins, params)
+        out = self.new_var(shape, dtype)
+        self.eqns.append(Eqn(prim, ins, out, dict(params)))
+        return GraphTracer(self, out)
+
+
+_DTYPES: dict[tuple, np.dtype] = {}  # (primitive, operand types) -> elementwise result dtype
+
+
+def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[tuple, np.dtype]:
+    """Shape and dtype of ``prim``'s output, without computing it."""
+    shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in ins]
+    if prim.broadcasts and prim.name != "matmul" and not params:
+        key = (prim, *(a.dtype if isinstance(a, (Var, Const)) else type(a) for a in ins))
+        dtype = _DTYPES.get(key)
+        if dtype is None:
+            with np.errstate(all="ignore"):
+                _DTYPES[key] = dtype = np.result_type(prim.impl(*(
+                    np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins)))
+        first = shapes[0]
+        same = all(s == first for s in shapes)
+        return first if same else np.broadcast_shapes(*shapes), dtype
+    if prim.name in ("reshape", "broadcast_to", "scatter_add"):  # the shape is a parameter
+        x = ins[0]
+        return tuple(params["shape"]), (x.dtype if isinstance(x, (Var, Const))
+                                        else np.result_type(x))
+    samples = [np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins]
+    with np.errstate(all="ignore"):
+        if prim.broadcasts and prim.name != "matmul":
+            extra = [np.shape(v) for v in params.values() if isinstance(v, np.ndarray)]
+            small = {k: (v.reshape(-1)[:1].reshape(()) if isinstance(v, np.ndarray) else v)
+                     for k, v in params.items()}
+            return np.broadcast_shapes(*shapes, *extra), np.result_type(prim.impl(*samples, **small))
+        if prim.name == "matmul":
+            (a, b) = shapes
+            batch = np.broadcast_shapes(a[:-2], b[:-2])
+            return batch + (a[-2], b[-1]), np.result_type(prim.impl(
+                *(np.ones((1, 1), np.result_type(s)) for s in samples)))
+        hollow = [np.broadcast_to(s, shp) if isinstance(a, (Var, Const)) else a
+                  for a, s, shp in zip(ins, samples, shapes)]
+        out = prim.impl(*hollow, **params)
+    return np.shape(out), np.result_type(out)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def value_error(what: str) -> NotApplicable:
+    """The one-line error for asking a traced value for a number, naming the user's line
+    (or the derivative rule that asked): the compiled way has no answer for this function."""
+    frame, rule = sys._getframe(1), None
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path.startswith(_PRIMITIVES) and rule is None:
+            rule = f"{frame.f_code.co_name} ({os.path.relpath(path, os.path.dirname(_DIFFKIT))}" \
+                   f":{frame.f_lineno})"
+        if not (path.startswith(_DIFFKIT) or path.startswith(_NUMPY) or path.startswith("<")):
+            break
+        frame = frame.f_back
+    if rule is not None:
+        return NotApplicable(f"n/a: the derivative rule helper {rule} reads concrete values, "
+                            "which a graph traced once for all values does not have; use an "
+                            "eager backend (forward, reverse)")
+    where = ""
+    if frame is not None:
+        code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        where = f" at {os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (
+            f" ({code})" if code else "")
+    return NotApplicable(
+        f"{what} of a traced array is needed{where}, but the compiled backend traces the "
+        "function once for all values, so it cannot branch on them: write it with "
+        "dnp.where(cond, a, b), make the deciding argument static (static_argnums), or use "
+        "an eager backend (forward, reverse)")
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def input_names(fun: Callable, n: int, given: Sequence[str] | None = None) -> list[str]:
+    """``given`` names, else the function's parameter names, else x0, x1, ... (names the
+    generated code could confuse with its own, like ``v1``, fall back to x0, x1 ...)."""
+    try:
+        params = list(given) if given is not None else [
+            p.name for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = params[:n] + [f"x{i}" for i in range(len(params), n)]
+    ok = all(s.isidentifier() and not keyword.iskeyword(s) and s not in ("np", "f")
+             and not (s[0] in "vc" and s[1:].isdigit()) for s in names)
+    return names if ok and len(set(names)) == n else [f"x{i}" for i in range(n)]
+
+
+def trace(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
+          names: Sequence[str] | None = None) -> Graph:
+    """The graph of ``fun(*args)``: every non-static argument (a pytree of arrays) is an
+    abstract input with its shape and dtype; static ones are baked in."""
+    from ...checks import as_input
+
+    static = {i % len(args) for i in static_argnums} if args else set()
+    dynamic = [i for i in range(len(args)) if i not in static]
+    names = list(names) if names is not None else input_names(fun, len(args))
+    with new_level(GraphInterpreter) as interp:
+        call = list(args)
+        for i in dynamic:
+            leaves, rebuild = flatten(args[i])
+            suffix = (lambda k: str(k)) if len(leaves) > 1 else (lambda k: "")
+            call[i] = rebuild([interp.new_input(np.shape(v), np.result_type(v), names[i] + suffix(k))
+                               for k, v in enumerate(v if isinstance(v, Box) else as_input(v, f"argument {i}")
+                                                for v in leaves)])
+        out = fun(*call)
+        leaves, rebuild = flatten(out)
+        outputs = [_output(interp, v) for v in leaves]
+    return Graph(interp.inputs, interp.eqns, outputs, rebuild)
+
+
+def _output(interp: GraphInterpreter, v: Any) -> Atom:
+    if isinstance(v, GraphTracer) and v._interp is interp:
+        return v.var
+    if isinstance(v, Box) or isinstance(v, (bool, int, float, np.ndarray, np.generic)):
+        return interp.atom(v)
+    raise DiffkitError(f"the function must return numbers or arrays (or a tuple/list/dict of "
+                       f"them), but it returned a {type(v).__name__}; return arrays only")
+
+
+def evaluate(graph: Graph, inputs: Sequence[Any]) -> list[Any]:
+    """Run the graph's equations through ``bind`` (so at any level: on arrays, duals,
+    tapes or another graph being traced)."""
+    env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
+    for e in graph.eqns:
+        env[e.out] = apply(e, [read(env, a) for a in e.inputs])
+    return [read(env, a) for a in graph.outputs]
+
+
+def apply(e: Eqn, args: list[Any]) -> Any:
+    """One equation on actual operands; a comparison looks at primal values only (its
+    derivative is zero, and a mask carries no tangent)."""
+    if not e.prim.jvp and e.prim.jvp_joint is None:
+        args = [primal(a) for a in args]
+    return bind(e.prim, *args, **e.params)
+
+
+def read(env: dict[Var, Any], a: Atom) -> Any:
+    if isinstance(a, Var):
+        return env[a]
+    return a.value if isinstance(a, Const) else a

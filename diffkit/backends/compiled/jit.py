@@ -1,0 +1,122 @@
+"""``dk.jit``: compiled evaluation, cached per shapes, dtypes and static arguments.
+
+>>> import diffkit as dk, diffkit.numpy as dnp
+>>> f = dk.jit(lambda x: dnp.sum(dnp.sin(x) ** 2))
+>>> float(f(np.zeros(3))), float(f(np.ones(3)) - 3 * np.sin(1.0) ** 2) == 0.0
+(0.0, True)
+>>> f.cache_info()
+CacheInfo(hits=1, misses=1, currsize=1)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import namedtuple
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...checks import as_input
+from ...core import Box, DiffkitError
+from ...pytree import flatten, tree_map
+from .graph import Graph, input_names, trace
+from .program import Program, build
+
+CacheInfo = namedtuple("CacheInfo", "hits misses currsize")
+
+
+class Jit:
+    """``fun`` traced once per signature, run as generated numpy code."""
+
+    def __init__(self, fun: Callable, static_argnums: int | Sequence[int] = (),
+                 fuse: bool = False) -> None:
+        if fuse:
+            raise DiffkitError("jit: fuse=True needs the fused (numba) code generator, which is "
+                               "not there yet; use fuse=False")
+        self.fun = fun
+        self.static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self.programs: dict[Any, Program] = {}
+        self.hits = self.misses = 0
+        functools.update_wrapper(self, fun)
+
+    def _signature(self, args: tuple) -> tuple[Any, list[Any], tuple]:
+        """(cache key, dynamic leaves, args with converted leaves)."""
+        for i in self.static:
+            if not -len(args) <= i < len(args):
+                raise DiffkitError(f"jit: static_argnums={self.static!r} is out of range for "
+                                   f"{len(args)} argument(s)")
+        static = {i % len(args) for i in self.static}
+        key, leaves, call = [], [], list(args)
+        for i, a in enumerate(args):
+            if i in static:
+                try:
+                    hash(a)
+                except TypeError:
+                    raise DiffkitError(f"jit: static argument {i} must be hashable (a number, "
+                                       f"string or tuple), got {type(a).__name__}") from None
+                key.append(("static", a))
+                continue
+            ls, rebuild = flatten(a)
+            ls = [as_input(v, f"jit: argument {i}") for v in ls]
+            call[i] = rebuild(ls)
+            leaves += ls
+            key.append((repr(tree_map(lambda _: None, a)),
+                        tuple((np.shape(v), np.result_type(v).str) for v in ls)))
+        return tuple(key), leaves, tuple(call)
+
+    def program(self, *args: Any) -> Program:
+        """The compiled program for these arguments' signature (built on first use)."""
+        key, _, call = self._signature(args)
+        return self._program(key, call)
+
+    def _program(self, key: Any, call: tuple) -> Program:
+        prog = self.programs.get(key)
+        if prog is None:
+            self.misses += 1
+            prog = self.programs[key] = build(self.fun, call, self.static,
+                                              input_names(self.fun, len(call)))
+        else:
+            self.hits += 1
+        return prog
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            raise DiffkitError("jit: pass arguments positionally (keyword arguments are not "
+                               "part of the traced signature)")
+        key, leaves, call = self._signature(args)
+        if any(isinstance(v, Box) for v in leaves):  # inside another transform: run f itself
+            return self.fun(*call)
+        return self._program(key, call)(*leaves)
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self.hits, self.misses, len(self.programs))
+
+    def cache_clear(self) -> None:
+        self.programs.clear()
+        self.hits = self.misses = 0
+
+
+def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = False) -> Jit:
+    """Compile ``fun``: trace it once per argument shapes/dtypes (and static values) to a
+    graph, optimize it, and run generated numpy code from then on."""
+    return Jit(fun, static_argnums, fuse)
+
+
+def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Graph]:
+    """``make_graph(f)(*args)``: the traced graph of ``f`` at these arguments (unoptimized).
+
+    >>> import diffkit as dk, diffkit.numpy as dnp
+    >>> print(dk.make_graph(lambda x: dnp.exp(x) + 1.0)(0.5))
+    graph (x: f64[]) -> f64[]
+      v1: f64[] = exp(x)
+      v2: f64[] = add(v1, 1.0)
+      return v2
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any) -> Graph:
+        return trace(fun, args, static, input_names(fun, len(args)))
+
+    return wrapper

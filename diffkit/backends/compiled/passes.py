@@ -1,0 +1,282 @@
+"""Optimization passes: each a small function from a graph to a smaller (or equal) graph.
+
+* :func:`fold` — constant folding: an equation whose operands are all known is computed
+  now and becomes a constant.
+* :func:`simplify` — algebraic identities: ``x*1``, ``x/1``, ``x+0``, ``x-0``, ``-(-x)``,
+  ``x * zeros`` (a zero adjoint or tangent), reshapes and broadcasts to the same shape,
+  ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``) and
+  ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``).
+* :func:`cse` — common-subexpression elimination: the same primitive on the same
+  operands with the same parameters is computed once.
+* :func:`dce` — dead-code elimination: only what the outputs need is kept (the adjoint
+  of an input nobody asked for is never computed).
+* :func:`plan_buffers` — a buffer plan: an elementwise result may be written into the
+  memory of an operand that dies at that line (``np.sin(v1, out=v1)``).
+
+:func:`optimize` runs them in order and reports each pass's before/after counts.
+
+>>> import diffkit.numpy as dnp
+>>> from diffkit.backends.compiled.graph import trace
+>>> g = trace(lambda x: dnp.sin(x) * 1.0 + dnp.sin(x), (2.0,))
+>>> [len(g), len(cse(simplify(g)))]
+[4, 2]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .graph import Atom, Const, Eqn, Graph, Var
+
+Pass = Callable[[Graph], Graph]
+
+
+def _rebuild(graph: Graph, eqns: list[Eqn], subst: dict[Var, Atom]) -> Graph:
+    """A graph with ``eqns`` (whose operands are already substituted, in order) and its
+    outputs pointing at their stand-ins."""
+    return replace(graph, eqns=eqns, outputs=[_follow(subst, a) for a in graph.outputs])
+
+
+def dce(graph: Graph) -> Graph:
+    """Keep the equations the outputs depend on."""
+    live = {a for a in graph.outputs if isinstance(a, Var)}
+    kept = []
+    for e in reversed(graph.eqns):
+        if e.out in live:
+            kept.append(e)
+            live.update(a for a in e.inputs if isinstance(a, Var))
+    return replace(graph, eqns=kept[::-1])
+
+
+def _key(v: Any) -> Any:
+    """A hashable stand-in for an operand or parameter (arrays by identity)."""
+    if isinstance(v, Var):
+        return v  # hashed by identity
+    if isinstance(v, Const):
+        return ("c", id(v.value))
+    if isinstance(v, np.ndarray):
+        return ("a", id(v))
+    if isinstance(v, tuple):
+        return tuple(_key(x) for x in v)
+    if isinstance(v, slice):
+        return ("s", v.start, v.stop, v.step)
+    return (type(v).__name__, v)
+
+
+def cse(graph: Graph) -> Graph:
+    """Compute each distinct ``prim(operands, params)`` once."""
+    seen: dict[Any, Var] = {}
+    subst: dict[Var, Atom] = {}
+    kept = []
+    for e in graph.eqns:
+        ins = _substituted(subst, e.inputs)
+        e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
+        key = (id(e.prim), _key(ins), _key(tuple(sorted(e.params.items()))) if e.params else ())
+        if key in seen:
+            subst[e.out] = seen[key]
+        else:
+            seen[key] = e.out
+            kept.append(e)
+    return _rebuild(graph, kept, subst)
+
+
+def _substituted(subst: dict[Var, Atom], ins: tuple[Atom, ...]) -> tuple[Atom, ...]:
+    """``ins`` with replaced variables swapped for their stand-ins (``ins`` itself if none)."""
+    if not subst or not any(isinstance(a, Var) and a in subst for a in ins):
+        return ins
+    return tuple(_follow(subst, a) for a in ins)
+
+
+def _follow(subst: dict[Var, Atom], a: Atom) -> Atom:
+    while isinstance(a, Var) and a in subst:
+        a = subst[a]
+    return a
+
+
+def fold(graph: Graph) -> Graph:
+    """Compute equations whose operands are all constants or literals."""
+    subst: dict[Var, Atom] = {}
+    kept = []
+    for e in graph.eqns:
+        ins = _substituted(subst, e.inputs)
+        if any(isinstance(a, Var) for a in ins):
+            kept.append(e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params))
+            continue
+        with np.errstate(all="ignore"):
+            value = e.prim.impl(*(a.value if isinstance(a, Const) else a for a in ins), **e.params)
+        subst[e.out] = Const(value)
+    return _rebuild(graph, kept, subst)
+
+
+def _is(a: Atom, number: float) -> bool:
+    """``a`` is a literal or constant whose every entry equals ``number``."""
+    if isinstance(a, Var):
+        return False
+    if type(a) is float or type(a) is int:
+        return a == number
+    value = a.value if isinstance(a, Const) else a
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.ndarray, np.generic)):
+        return False
+    arr = np.asarray(value)
+    return arr.dtype.kind in "iuf" and bool(np.all(arr == number)) and arr.size > 0
+
+
+def _same(a: Atom, out: Var) -> bool:
+    return isinstance(a, Var) and a.shape == out.shape and a.dtype == out.dtype
+
+
+def simplify(graph: Graph) -> Graph:
+    """Apply the algebraic identities of the module docstring."""
+    subst: dict[Var, Atom] = {}
+    made: dict[Var, Eqn] = {}
+    kept = []
+    for e in graph.eqns:
+        ins = _substituted(subst, e.inputs)
+        e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
+        alias = _identity(e, made)
+        if isinstance(alias, _Pair):
+            made[alias[0].out] = alias[0]
+            kept.append(alias[0])
+            e = alias[1]
+        elif isinstance(alias, Eqn):
+            e = alias
+        elif alias is not None:
+            subst[e.out] = alias
+            continue
+        made[e.out] = e
+        kept.append(e)
+    return _rebuild(graph, kept, subst)
+
+
+def _uniform(a: Atom, out: Var) -> Atom:
+    """A constant array whose entries are all equal, as one number (when the other operand
+    already has the result's shape and dtype): ``c1 * v`` with c1 = [2, 2, ...] is ``2.0 * v``."""
+    if not isinstance(a, Const) or not isinstance(a.value, np.ndarray) or a.value.size < 2 \
+            or a.value.dtype != out.dtype:
+        return a
+    first = a.value.flat[0]
+    return float(first) if bool(np.all(a.value == first)) else a
+
+
+def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | _Pair | None:
+    """What ``e`` reduces to: an existing atom, a cheaper equation (or two), or None."""
+    name, ins, out = e.prim.name, e.inputs, e.out
+    if name in ("mul", "add", "sub", "div") and out.dtype.kind == "f":
+        x, y = ins
+        unit = 1.0 if name in ("mul", "div") else 0.0
+        if _is(y, unit) and _same(x, out):
+            return x
+        if name in ("mul", "add") and _is(x, unit) and _same(y, out):
+            return y
+        if name == "mul" and isinstance(x, Const) ^ isinstance(y, Const) \
+                and (_is(x, 0.0) or _is(y, 0.0)):
+            return Const(np.zeros(out.shape, out.dtype))  # x * zeros: a zero adjoint/tangent
+        if name == "mul" and (_is(x, -1.0) and _same(y, out) or _is(y, -1.0) and _same(x, out)):
+            from ...primitives import neg
+
+            return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
+        if _same(x, out) or _same(y, out):
+            u = (_uniform(x, out), _uniform(y, out))
+            if u != (x, y):
+                return _identity(Eqn(e.prim, u, out, e.params), made) or Eqn(e.prim, u, out, {})
+    if name == "add" and all(isinstance(a, Var) and a in made
+                             and made[a].prim.name == "scatter_add" for a in ins):
+        return _merged_scatters(e, made[ins[0]], made[ins[1]])
+    if name == "neg" and isinstance(ins[0], Var) and ins[0] in made \
+            and made[ins[0]].prim.name == "neg":
+        return made[ins[0]].inputs[0]
+    if name in ("reshape", "broadcast_to") and _same(ins[0], out):
+        return ins[0]
+    if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
+        return _sum_of_broadcast(e, made[ins[0]])
+    return None
+
+
+def _merged_scatters(e: Eqn, s: Eqn, t: Eqn) -> Eqn | None:
+    """``scatter(a, idx) + scatter(b, idx)`` = ``scatter(a + b, idx)`` (adjoints of the same
+    slice used twice): one zero-filled array fewer. Needs ``a + b`` to be an equation first,
+    so this returns a marker the caller expands (see :func:`simplify`)."""
+    if _key(s.params["idx"]) != _key(t.params["idx"]) or s.params["shape"] != t.params["shape"]:
+        return None
+    a, b = s.inputs[0], t.inputs[0]
+    if not (isinstance(a, Var) and isinstance(b, Var) and a.shape == b.shape
+            and a.dtype == b.dtype == e.out.dtype):
+        return None
+    return _Pair(Eqn(e.prim, (a, b), Var(-e.out.n, a.shape, a.dtype), {}),
+                 Eqn(s.prim, (None,), e.out, s.params))
+
+
+class _Pair(tuple):
+    """Two equations replacing one: the first's output feeds the second's operand."""
+
+    def __new__(cls, first: Eqn, second: Eqn) -> _Pair:
+        second = Eqn(second.prim, (first.out,), second.out, second.params)
+        return super().__new__(cls, (first, second))
+
+
+def _sum_of_broadcast(e: Eqn, b: Eqn) -> Eqn | None:
+    """``sum(broadcast_to(x), axes)`` where x was size 1 on those axes: ``x * count``."""
+    if b.prim.name != "broadcast_to" or not isinstance(b.inputs[0], Var):
+        return None
+    x, full = b.inputs[0], b.params["shape"]
+    aligned = (1,) * (len(full) - len(x.shape)) + x.shape
+    axes = e.params["axis"]
+    if not all(aligned[a] == 1 for a in axes) or x.shape != e.out.shape or x.dtype != e.out.dtype:
+        return None
+    count = float(np.prod([full[a] for a in axes]))
+    from ...primitives import mul
+
+    return Eqn(mul, (x, count), e.out, {})
+
+
+PASSES: list[tuple[str, Pass]] = [("simplify", simplify), ("fold", fold), ("cse", cse),
+                                  ("simplify", simplify), ("dce", dce)]
+
+
+def optimize(graph: Graph) -> tuple[Graph, list[tuple[str, int, int]]]:
+    """All passes in order; returns the graph and ``[(pass, before, after), ...]``."""
+    counts = []
+    for name, fn in PASSES:
+        before = len(graph)
+        graph = fn(graph)
+        counts.append((name, before, len(graph)))
+    return graph, counts
+
+
+def plan_buffers(graph: Graph) -> tuple[dict[Var, Var], int]:
+    """Which elementwise results may overwrite a dying operand; and the bytes saved.
+
+    An operand qualifies when it is an array made by an elementwise line of this graph
+    (not an input, a constant or a view), every use of it is elementwise (so no view of
+    it is alive), this is its last use, and it has the result's shape and dtype.
+    """
+    last_use: dict[Var, int] = {}
+    elementwise_only: dict[Var, bool] = {}
+    for k, e in enumerate(graph.eqns):
+        for a in e.inputs:
+            if isinstance(a, Var):
+                last_use[a] = k
+                elementwise_only[a] = elementwise_only.get(a, True) and _elementwise(e)
+    outputs = {a for a in graph.outputs if isinstance(a, Var)}
+    fresh = {e.out for e in graph.eqns  # arrays this graph made (scatter_add: np.zeros)
+             if (_elementwise(e) or e.prim.name == "scatter_add") and e.out.shape}
+    plan: dict[Var, Var] = {}
+    saved = 0
+    for k, e in enumerate(graph.eqns):
+        if not (_elementwise(e) and e.out.shape):
+            continue
+        for a in e.inputs:
+            if isinstance(a, Var) and a in fresh and a not in outputs and last_use[a] == k \
+                    and elementwise_only[a] and a.shape == e.out.shape and a.dtype == e.out.dtype:
+                plan[e.out] = a
+                saved += int(np.prod(a.shape)) * a.dtype.itemsize
+                break
+    return plan, saved
+
+
+def _elementwise(e: Eqn) -> bool:
+    return e.prim.ufunc is not None and not e.params
