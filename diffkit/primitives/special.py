@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, Primitive, primal
-from .elementwise import exp, log, unary, where
+from ..core import DiffkitError, Primitive
+from .elementwise import exp, log, unary
 
 SQRT_2PI = float(np.sqrt(2.0 * np.pi))
 
@@ -82,17 +82,11 @@ def _xlogy(x: Any, y: Any) -> Any:
     return scipy_special().xlogy(x, y)
 
 
-def _log_or_zero(x: Any, y: Any) -> Any:
-    """d xlogy / dx = log y, taken as 0 where x == 0 (xlogy is 0 there for every y)."""
-    at_zero = primal(x) == 0
-    return where(0.0, log(where(1.0, y, cond=at_zero)), cond=at_zero)
-
-
 xlogy = Primitive(  # x log y, 0 where x == 0
     "xlogy", _xlogy,
-    jvp=(lambda x_dot, z, x, y: x_dot * _log_or_zero(x, y), lambda y_dot, z, x, y: y_dot * x / y),
-    vjp=(lambda z_bar, z, x, y: z_bar * _log_or_zero(x, y), lambda z_bar, z, x, y: z_bar * x / y),
-    saves=("x y", "x y"), broadcasts=True,
+    jvp=(lambda x_dot, z, x, y: x_dot * log(y), lambda y_dot, z, x, y: y_dot * x / y),
+    vjp=(lambda z_bar, z, x, y: z_bar * log(y), lambda z_bar, z, x, y: z_bar * x / y),
+    saves=("y", "x y"), broadcasts=True,
     sympy=lambda sp, x, y: x * sp.log(y),
     array_api=lambda xp, x, y: _jax_special(xp, "xlogy")(x, y),
 )
