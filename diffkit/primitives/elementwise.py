@@ -12,6 +12,7 @@ interpreters, once, not in each rule.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -211,14 +212,32 @@ def _dsinc(y: Any, x: Any) -> Any:
 
 sinc = unary("sinc", np.sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
              lambda xp, x: xp.where(x == 0, 1.0, xp.sin(np.pi * x) / (np.pi * xp.where(x == 0, 1.0, x))))
-floor = unary("floor", np.floor, _zero, "", lambda sp, x: sp.floor(x))
-ceil = unary("ceil", np.ceil, _zero, "", lambda sp, x: sp.ceiling(x))
+
+
+@functools.cache
+def flat(sp: Any, name: str) -> Any:
+    """sympy's ``floor`` / ``ceiling`` with derivative 0 (sympy leaves it unevaluated);
+    it keeps the name, so printers and lambdify treat it as the original."""
+    return type(name, (getattr(sp, name),), {"fdiff": lambda self, argindex=1: sp.S.Zero})
+
+
+floor = unary("floor", np.floor, _zero, "", lambda sp, x: flat(sp, "floor")(x))
+ceil = unary("ceil", np.ceil, _zero, "", lambda sp, x: flat(sp, "ceiling")(x))
 rint = unary("rint", np.rint, _zero, "", no_closed_form("rint"),
              lambda xp, x: xp.round(x))
 
 
 def _floor_div(x: Any, y: Any) -> Any:
-    return np.floor(np.true_divide(primal(x), primal(y)))
+    return floor(x / y)  # (a primitive: its derivative, zero, is known to every interpreter)
+
+
+@functools.cache
+def _sympy_mod(sp: Any) -> Any:
+    """sympy's Mod with its derivatives (1, and -floor(x / y)), which sympy leaves unevaluated."""
+    def fdiff(self: Any, argindex: int = 1) -> Any:
+        x, y = self.args
+        return sp.S.One if argindex == 1 else -flat(sp, "floor")(x / y)
+    return type("Mod", (sp.Mod,), {"fdiff": fdiff})
 
 
 mod = Primitive(  # numpy's mod / remainder: x - floor(x / y) y, the sign of y
@@ -226,12 +245,13 @@ mod = Primitive(  # numpy's mod / remainder: x - floor(x / y) y, the sign of y
     jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot * _floor_div(x, y)),
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar * _floor_div(x, y)),
     saves=("", "x y"),
-    sympy=lambda sp, x, y: sp.Mod(x, y), broadcasts=True, ufunc=np.mod, array_api="remainder",
+    sympy=lambda sp, x, y: _sympy_mod(sp)(x, y), broadcasts=True, ufunc=np.mod,
+    array_api="remainder",
 )
 
 
 def _trunc_div(x: Any, y: Any) -> Any:
-    return np.trunc(np.true_divide(primal(x), primal(y)))
+    return sign(x) * sign(y) * floor(abs(x) / abs(y))
 
 
 fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
@@ -239,7 +259,7 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
     jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot * _trunc_div(x, y)),
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar * _trunc_div(x, y)),
     saves=("", "x y"),
-    sympy=lambda sp, x, y: x - y * sp.sign(x / y) * sp.floor(sp.Abs(x / y)),
+    sympy=lambda sp, x, y: x - y * sp.sign(x) * sp.sign(y) * flat(sp, "floor")(sp.Abs(x) / sp.Abs(y)),
     broadcasts=True, ufunc=np.fmod, array_api=lambda xp, x, y: x - y * xp.trunc(x / y),
 )
 arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
