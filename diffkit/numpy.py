@@ -154,11 +154,21 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
 
 
-def array(obj: Any) -> Any:
-    """Like ``np.array``; nested lists holding values being differentiated are stacked."""
-    if isinstance(obj, (list, tuple)) and any(isinstance(o, (Box, list, tuple)) for o in obj):
+def array(obj: Any, dtype: Any = None) -> Any:
+    """Like ``np.array``; nested lists holding values being differentiated are stacked
+    (traced scalars or arrays, mixed with constants). The dtype is numpy's (integer lists
+    stay integer: indices)."""
+    if _holds_box(obj):
         return stack([array(o) for o in obj])
-    return obj if isinstance(obj, Box) else _np.array(obj, dtype=float)
+    if isinstance(obj, Box):
+        return obj
+    out = _np.array(obj, dtype=dtype)
+    return out if dtype is not None or out.dtype.kind in "biuf" else out.astype(float)
+
+
+def _holds_box(obj: Any) -> bool:
+    return isinstance(obj, (list, tuple)) and any(
+        isinstance(o, Box) or _holds_box(o) for o in obj)
 
 
 asarray = array
