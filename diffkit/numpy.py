@@ -158,11 +158,21 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Any:
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
 
 
-def array(obj: Any) -> Any:
-    """Like ``np.array``; nested lists holding values being differentiated are stacked."""
-    if isinstance(obj, (list, tuple)) and any(isinstance(o, (Box, list, tuple)) for o in obj):
+def array(obj: Any, dtype: Any = None) -> Any:
+    """Like ``np.array``; nested lists holding values being differentiated are stacked
+    (traced scalars or arrays, mixed with constants). The dtype is numpy's (integer lists
+    stay integer: indices)."""
+    if _holds_box(obj):
         return stack([array(o) for o in obj])
-    return obj if isinstance(obj, Box) else _np.array(obj, dtype=float)
+    if isinstance(obj, Box):
+        return obj
+    out = _np.array(obj, dtype=dtype)
+    return out if dtype is not None or out.dtype.kind in "biuf" else out.astype(float)
+
+
+def _holds_box(obj: Any) -> bool:
+    return isinstance(obj, (list, tuple)) and any(
+        isinstance(o, Box) or _holds_box(o) for o in obj)
 
 
 asarray = array
@@ -184,13 +194,12 @@ def matmul(x: Any, y: Any) -> Any:
     return z
 
 
-def dot(x: Any, y: Any) -> Any:
-    """Dot product of vectors, matrix-vector or matrix-matrix product, or scalar product."""
-    if ndim(x) == 0 or ndim(y) == 0:
-        return x * y
-    if ndim(x) > 2 or ndim(y) > 2:
-        raise DiffkitError("dnp.dot supports arrays of up to 2 dimensions; use dnp.matmul")
-    return matmul(x, y)
+# the larger part of the namespace, one module per family (they use the functions above)
+from .nplib import linalg  # noqa: E402
+from .nplib.contract import *  # noqa: E402,F403
+from .nplib.math import *  # noqa: E402,F403
+from .nplib.shaping import *  # noqa: E402,F403
+from .nplib.stats import *  # noqa: E402,F403
 
 
 # --------------------------------------------------------------------------- numpy protocol
@@ -229,6 +238,8 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
     name = func.__name__
     if name in _SHAPE_QUERIES:
         return func(*(primal(a) for a in args), **kwargs)
+    if func.__module__ == "numpy.linalg" and name in linalg.__all__:
+        return getattr(linalg, name)(*args, **kwargs)
     if name in _FUNCTIONS:
         return globals()[{"amax": "max", "amin": "min"}.get(name, name)](*args, **kwargs)
     raise _unsupported(f"{func.__module__}.{name}()")
@@ -267,4 +278,43 @@ __all__ = sorted(
      "cosh", "tanh", "sigmoid", "relu", "abs", "sign", "maximum", "minimum", "power", "add", "sub",
      "mul", "div", "neg", "where", "clip", "sum", "prod", "max", "min", "mean", "logsumexp",
      "reshape", "ravel", "expand_dims", "transpose", "broadcast_to", "getitem", "concatenate",
-     "stack", "array", "matmul", "dot"])
+     "stack", "array", "matmul"])
+
+
+def _astype(self: Box, dtype: Any, *args: Any, **kwargs: Any) -> Any:
+    if not _np.issubdtype(_np.dtype(dtype), _np.floating):
+        raise DiffkitError(f"astype({_np.dtype(dtype).name}) of a value being differentiated "
+                           "would drop its derivative; only float dtypes are supported "
+                           "(take .item() or dk.stop_gradient first to convert on purpose)")
+    return self
+
+
+def _install_methods() -> None:
+    """The rest of numpy's array methods and the ``%``, ``//`` and ``divmod`` operators."""
+    methods = {"var": var, "std": std, "cumsum": cumsum, "cumprod": cumprod, "clip": clip,
+               "squeeze": squeeze, "ravel": ravel, "flatten": ravel, "copy": copy,
+               "diagonal": diagonal, "trace": trace, "swapaxes": swapaxes, "repeat": repeat,
+               "take": take, "round": round, "astype": _astype}
+    for name, fn in methods.items():
+        setattr(Box, name, fn)
+    Box.__mod__, Box.__rmod__ = (lambda self, o: mod(self, o)), (lambda self, o: mod(o, self))
+    Box.__floordiv__ = lambda self, o: floor_divide(self, o)
+    Box.__rfloordiv__ = lambda self, o: floor_divide(o, self)
+    Box.__divmod__ = lambda self, o: divmod(self, o)
+    Box.__rdivmod__ = lambda self, o: divmod(o, self)
+
+
+_install_methods()
+from .nplib import contract as _contract, math as _math, shaping as _shaping, stats as _stats  # noqa: E402
+
+_FAMILIES = (_contract, _math, _shaping, _stats)
+_FUNCTIONS |= {name for m in _FAMILIES for name in m.__all__ if hasattr(_np, name)}
+__all__ = sorted({*__all__, *(name for m in _FAMILIES for name in m.__all__), "linalg", "absolute",
+                  "subtract", "multiply", "divide", "true_divide", "negative", "asarray", "arange",
+                  "e", "eye", "float32", "float64", "inf", "linspace", "nan", "newaxis", "ones",
+                  "ones_like", "pi", "zeros", "zeros_like"})
+
+
+def __dir__() -> list[str]:
+    """Only the functions and constants of the namespace (not the helpers it imports)."""
+    return list(__all__)

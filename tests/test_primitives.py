@@ -91,6 +91,24 @@ UNARY_DOMAINS: dict[str, Callable[..., Any]] = {
     "sign": away,   # away from the jump at 0
     "neg": real,
 }
+def between_integers(r: np.random.Generator, shape: tuple = ()) -> Any:
+    """Values at least 0.2 from any integer (floor, ceil, rint are flat there)."""
+    v = r.integers(-3, 3, size=shape) + r.uniform(0.2, 0.8, size=shape)
+    return np.float64(v) if shape == () else v
+
+
+UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.special's
+    "cbrt": away, "exp2": real, "expm1": real, "arcsinh": real,
+    "arccosh": lambda r, s: real(r, s, 1.2, 3.0),
+    "arctanh": lambda r, s: real(r, s, -0.9, 0.9),
+    "sinc": away,   # (at 0 the first derivative is exact, the second is not: see sinc's rule)
+    "floor": between_integers, "ceil": between_integers,
+    "rint": lambda r, s: between_integers(r, s) + 0.5,  # (rint jumps at half-integers)
+    "gammaln": positive, "erf": real, "erfc": real,
+    "logit": lambda r, s: real(r, s, 0.1, 0.9),
+    "log_ndtr": lambda r, s: real(r, s, -3.0, 3.0),
+})
+
 for _name, _dom in UNARY_DOMAINS.items():
     for _shape in [(), (4,), (2, 3)]:
         case(_name, f"shape{_shape}", lambda r, d=_dom, s=_shape: Spec([d(r, s)]))
@@ -116,6 +134,32 @@ BINARY_DOMAINS: dict[str, Callable[..., list[Any]]] = {
     "maximum": apart,
     "minimum": apart,
 }
+def no_jumps(trunc: bool) -> Callable[..., list[Any]]:
+    """x, y with x / y at least 0.15 from an integer: mod/fmod are smooth there."""
+    def sample(r: np.random.Generator, sx: tuple, sy: tuple) -> list[Any]:
+        for _ in range(1000):
+            y = away(r, sy, 0.5, 2.0)
+            if np.broadcast_shapes(sx, sy) == sx:  # build x from y
+                x = y * (r.integers(-3, 3, size=sx) + r.choice([-1, 1], size=sx) * r.uniform(0.15, 0.85, size=sx))
+            else:
+                x = real(r, sx, -4.0, 4.0)
+            q = np.true_divide(x, y)
+            frac = q - (np.trunc(q) if trunc else np.floor(q))
+            if np.all(np.abs(frac) > 0.1) and np.all(np.abs(frac) < 0.9):
+                return [np.float64(x) if sx == () else np.asarray(x), y]
+        raise AssertionError(f"cannot sample x / y away from integers for {sx}, {sy}")
+    return sample
+
+
+BINARY_DOMAINS.update({
+    "mod": no_jumps(trunc=False), "fmod": no_jumps(trunc=True),
+    "arctan2": lambda r, sx, sy: [away(r, sx), real(r, sy)],   # off the branch cut y = 0, x < 0
+    "hypot": lambda r, sx, sy: [away(r, sx), away(r, sy)],
+    "logaddexp": lambda r, sx, sy: [real(r, sx), real(r, sy)],
+    "logaddexp2": lambda r, sx, sy: [real(r, sx), real(r, sy)],
+    "xlogy": lambda r, sx, sy: [real(r, sx), positive(r, sy)],
+})
+
 PAIRS = [((), ()), ((3,), (3,)), ((3,), (2, 3)), ((2, 1), (1, 3)), ((), (2, 3)), ((2, 3), ())]
 for _name, _dom in BINARY_DOMAINS.items():
     for _sx, _sy in PAIRS:
@@ -239,6 +283,73 @@ for _sx, _sy in [((3, 4), (4, 2)), ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)),
                  ((3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 2)), ((2, 1, 3, 4), (3, 4, 2))]:
     case("matmul", f"{_sx}@{_sy}", lambda r, sx=_sx, sy=_sy: Spec([real(r, sx), real(r, sy)]))
 case("matmul", "const-x", lambda r: Spec([real(r, (2, 3, 4)), real(r, (4, 5))], const=(0,)))
+
+
+# polygamma(x, n=k): the k-th derivative of digamma
+for _n in (0, 1, 2):
+    for _shape in [(), (4,), (2, 3)]:
+        case("polygamma", f"n{_n}-shape{_shape}",
+             lambda r, n=_n, s=_shape: Spec([positive(r, s)], {"n": n}))
+case("xlogy", "x-zero-entries", lambda r: Spec([np.array([0.0, 1.5, 0.0]), positive(r, (3,))]))
+
+# running sums and products: axis is one negative int
+for _name, _dom in {"cumsum": real, "cumprod": lambda r, s: away(r, s, 0.5, 1.5)}.items():
+    for _shape, _axis in [((5,), -1), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), -3), ((), -1)][:4]:
+        case(_name, f"{_shape}-axis{_axis}",
+             lambda r, d=_dom, s=_shape, a=_axis: Spec([d(r, s)], {"axis": a}))
+
+# einsum: explicit subscripts (diffkit.numpy writes every numpy form this way)
+EINSUM = {  # subscripts: operand shapes
+    "ij,jk->ik": [(3, 4), (4, 2)],
+    "bij,bjk->bik": [(2, 3, 4), (2, 4, 2)],
+    "ij,ij->ij-broadcast": [(1, 3), (2, 3)],
+    "ii->i": [(3, 3)],
+    "ii->": [(3, 3)],
+    "ij->": [(2, 3)],
+    "ij->ji": [(2, 3)],
+    "ij->i": [(2, 3)],
+    "i,i->": [(4,), (4,)],
+    "i,j->ij": [(3,), (2,)],
+    "iij,jk->ki": [(3, 3, 2), (2, 4)],
+    "ij,jk,kl->il": [(2, 3), (3, 4), (4, 2)],
+    ",i->i": [(), (3,)],
+    "ijk,k->ij": [(2, 3, 4), (4,)],
+}
+for _subs, _shapes in EINSUM.items():
+    case("einsum", _subs, lambda r, sub=_subs.replace("-broadcast", ""), ss=_shapes: Spec(
+        [real(r, s) for s in ss], {"subs": sub}))
+case("einsum", "const-first", lambda r: Spec([real(r, (3, 4)), real(r, (4, 2))],
+                                              {"subs": "ij,jk->ik"}, const=(0,)))
+
+
+def well_conditioned(r: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Square matrices n I + noise: invertible, condition number near 1."""
+    n = shape[-1]
+    return n * np.eye(n) + real(r, shape, -0.5, 0.5)
+
+
+def spd(r: np.random.Generator, shape: tuple) -> np.ndarray:
+    b = real(r, shape)
+    return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def symmetric_distinct(r: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Symmetric, eigenvalues 1, 2.5, 4, ... (at least 1.5 apart)."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(real(r, shape[:-2] + (n, n)))
+    return q @ (np.diag(1.0 + 1.5 * np.arange(n)) * np.ones(shape[:-2] + (1, 1))) @ np.swapaxes(q, -1, -2)
+
+
+for _shape in [(3, 3), (2, 3, 3), (1, 1)]:
+    for _name in ("inv", "det", "logabsdet"):
+        case(_name, f"{_shape}", lambda r, s=_shape: Spec([well_conditioned(r, s)]))
+    case("cholesky", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
+    case("eigh", f"{_shape}", lambda r, s=_shape: Spec([symmetric_distinct(r, s)]))
+case("logabsdet", "negative-det", lambda r: Spec([well_conditioned(r, (3, 3))[::-1].copy()]))
+for _sa, _sb in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2)), ((1, 1), (1, 1))]:
+    case("solve", f"{_sa}\\{_sb}", lambda r, sa=_sa, sb=_sb: Spec(
+        [well_conditioned(r, sa), real(r, sb)]))
+case("solve", "const-a", lambda r: Spec([well_conditioned(r, (3, 3)), real(r, (3, 2))], const=(0,)))
 
 
 # ---------------------------------------------------------------- parametrization
@@ -623,6 +734,19 @@ big("concatenate", "big", lambda r: Spec([real(r, BIG), real(r, BIG), real(r, (3
 big("matmul", "big", lambda r: Spec([real(r, BIG), real(r, BIG)]))
 big("matmul", "big-batched", lambda r: Spec([real(r, (2,) + BIG), real(r, BIG)]))
 
+
+# the coverage primitives
+big("polygamma", "big", lambda r: Spec([positive(r, BIG)], {"n": 1}))
+for _name in ("cumsum", "cumprod"):
+    big(_name, "big-axis0", lambda r, n=_name: Spec(
+        [away(r, BIG, 0.9, 1.1) if n == "cumprod" else real(r, BIG)], {"axis": -2}))
+big("einsum", "big-matmul", lambda r: Spec([real(r, BIG), real(r, BIG)], {"subs": "ij,jk->ik"}))
+big("einsum", "big-trace", lambda r: Spec([real(r, BIG)], {"subs": "ii->"}))
+for _name, _make in [("inv", well_conditioned), ("det", lambda r, s: well_conditioned(r, s) / 96),
+                     ("logabsdet", well_conditioned), ("cholesky", spd),
+                     ("eigh", lambda r, s: symmetric_distinct(r, (12, 12)))]:
+    big(_name, "big", lambda r, m=_make: Spec([m(r, BIG)]))
+big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
 
 def _big_params() -> list[Any]:
     out = []

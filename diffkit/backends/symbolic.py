@@ -116,6 +116,13 @@ class SymbolicInterpreter(Interpreter):
         return Sym(self, _unwrap(out))
 
 
+def lambdify_modules() -> list[str]:
+    """numpy, and SciPy for special functions (erf, loggamma ...) when it is installed."""
+    import importlib.util
+
+    return ["scipy", "numpy"] if importlib.util.find_spec("scipy") else ["numpy"]
+
+
 def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol], Any]:
     """Run ``fun`` on symbols shaped like ``x``: ``(symbols, output expression(s))``.
 
@@ -248,7 +255,7 @@ def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
     f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x), simplify)
     d = np.empty(len(d_flat), dtype=object)
     d[:] = d_flat
-    compiled = sp.lambdify(syms, f_flat + d_flat, modules="numpy", cse=cse)
+    compiled = sp.lambdify(syms, f_flat + d_flat, modules=lambdify_modules(), cse=cse)
     sizes = {"f_expr_nodes": tree_size(f_flat), "f_expr_dag_nodes": dag_size(f_flat),
              "expr_nodes": tree_size(d_flat), "expr_dag_nodes": dag_size(d_flat),
              "count_ops": int(sp.count_ops(d_flat))}

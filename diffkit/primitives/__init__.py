@@ -15,6 +15,12 @@ from .elementwise import (abs, add, arccos, arcsin, arctan, cos, cosh, div, exp,
 from .linalg import matmul
 from .reductions import broadcast_to, logsumexp, max, min, prod, sum, sum_to  # noqa: A004
 from .structure import concatenate, getitem, reshape, scatter_add, transpose
+from .elementwise import (arccosh, arcsinh, arctan2, arctanh, cbrt, ceil, exp2, expm1, floor, fmod,
+                          hypot, logaddexp, logaddexp2, mod, rint, sinc)
+from .reductions import cumprod, cumsum
+from .einsum import einsum
+from .linalg import cholesky, det, eigh, inv, logabsdet, solve
+from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
 
 
 def table() -> dict[str, Primitive]:

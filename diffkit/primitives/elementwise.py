@@ -12,6 +12,7 @@ interpreters, once, not in each rule.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -167,4 +168,128 @@ where = Primitive(
     sympy=lambda sp, x, y, *, cond: sp.Piecewise((x, cond), (y, True)), broadcasts=True,
     batch=lambda args, batched, size, *, cond: _where_batch(args, batched, size, cond),
     array_api=lambda xp, x, y, *, cond: xp.where(xp.asarray(cond), x, y),
+)
+
+
+# --------------------------------------------------------------------------- more functions
+# (the rest of numpy's elementwise functions; compositions such as square, log2 or
+# deg2rad live in diffkit.numpy, where their derivatives come from the primitives above)
+
+
+def no_closed_form(name: str) -> Callable[..., Any]:
+    """The sympy translation of a function with no closed form in sympy: a clear error
+    that the harness reports as a "n/a" cell."""
+    def refuse(sp: Any, *args: Any, **params: Any) -> Any:
+        from ..core import DiffkitError
+
+        raise DiffkitError(f"the symbolic backend needs a closed form, but {name} has no "
+                           "closed form here; use another backend")
+    refuse.no_closed_form = True  # type: ignore[attr-defined]
+    return refuse
+
+
+LN2 = float(np.log(2.0))
+
+cbrt = unary("cbrt", np.cbrt, lambda y, x: 1.0 / (3.0 * y * y), "y", lambda sp, x: sp.real_root(x, 3),
+             lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0))
+exp2 = unary("exp2", np.exp2, lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
+             lambda xp, x: xp.pow(2.0, x))
+expm1 = unary("expm1", np.expm1, lambda y, x: y + 1.0, "y", lambda sp, x: sp.exp(x) - 1)
+arcsinh = unary("arcsinh", np.arcsinh, lambda y, x: 1.0 / sqrt(x * x + 1.0), "x",
+                lambda sp, x: sp.asinh(x), "asinh")
+arccosh = unary("arccosh", np.arccosh, lambda y, x: 1.0 / sqrt(x * x - 1.0), "x",
+                lambda sp, x: sp.acosh(x), "acosh")
+arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / (1.0 - x * x), "x",
+                lambda sp, x: sp.atanh(x), "atanh")
+
+
+def _dsinc(y: Any, x: Any) -> Any:
+    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, and 0 at x = 0 (where sinc is flat)."""
+    at_zero = primal(x) == 0
+    safe = where(1.0, x, cond=at_zero)
+    return where(0.0, (cos(np.pi * x) - y) / safe, cond=at_zero)
+
+
+sinc = unary("sinc", np.sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
+             lambda xp, x: xp.where(x == 0, 1.0, xp.sin(np.pi * x) / (np.pi * xp.where(x == 0, 1.0, x))))
+
+
+@functools.cache
+def flat(sp: Any, name: str) -> Any:
+    """sympy's ``floor`` / ``ceiling`` with derivative 0 (sympy leaves it unevaluated);
+    it keeps the name, so printers and lambdify treat it as the original."""
+    return type(name, (getattr(sp, name),), {"fdiff": lambda self, argindex=1: sp.S.Zero})
+
+
+floor = unary("floor", np.floor, _zero, "", lambda sp, x: flat(sp, "floor")(x))
+ceil = unary("ceil", np.ceil, _zero, "", lambda sp, x: flat(sp, "ceiling")(x))
+rint = unary("rint", np.rint, _zero, "", no_closed_form("rint"),
+             lambda xp, x: xp.round(x))
+
+
+def _floor_div(x: Any, y: Any) -> Any:
+    return floor(x / y)  # (a primitive: its derivative, zero, is known to every interpreter)
+
+
+@functools.cache
+def _sympy_mod(sp: Any) -> Any:
+    """sympy's Mod with its derivatives (1, and -floor(x / y)), which sympy leaves unevaluated."""
+    def fdiff(self: Any, argindex: int = 1) -> Any:
+        x, y = self.args
+        return sp.S.One if argindex == 1 else -flat(sp, "floor")(x / y)
+    return type("Mod", (sp.Mod,), {"fdiff": fdiff})
+
+
+mod = Primitive(  # numpy's mod / remainder: x - floor(x / y) y, the sign of y
+    "mod", np.mod,
+    jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot * _floor_div(x, y)),
+    vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar * _floor_div(x, y)),
+    saves=("", "x y"),
+    sympy=lambda sp, x, y: _sympy_mod(sp)(x, y), broadcasts=True, ufunc=np.mod,
+    array_api="remainder",
+)
+
+
+def _trunc_div(x: Any, y: Any) -> Any:
+    return sign(x) * sign(y) * floor(abs(x) / abs(y))
+
+
+fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
+    "fmod", np.fmod,
+    jvp=(lambda x_dot, z, x, y: x_dot, lambda y_dot, z, x, y: -y_dot * _trunc_div(x, y)),
+    vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar * _trunc_div(x, y)),
+    saves=("", "x y"),
+    sympy=lambda sp, x, y: x - y * sp.sign(x) * sp.sign(y) * flat(sp, "floor")(sp.Abs(x) / sp.Abs(y)),
+    broadcasts=True, ufunc=np.fmod, array_api=lambda xp, x, y: x - y * xp.trunc(x / y),
+)
+arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
+    "arctan2", np.arctan2,
+    jvp=(lambda a_dot, z, a, b: a_dot * b / (a * a + b * b),
+         lambda b_dot, z, a, b: -b_dot * a / (a * a + b * b)),
+    vjp=(lambda z_bar, z, a, b: z_bar * b / (a * a + b * b),
+         lambda z_bar, z, a, b: -z_bar * a / (a * a + b * b)),
+    saves=("a b", "a b"),
+    sympy=lambda sp, a, b: sp.atan2(a, b), broadcasts=True, ufunc=np.arctan2, array_api="atan2",
+)
+hypot = Primitive(
+    "hypot", np.hypot,
+    jvp=(lambda x_dot, z, x, y: x_dot * x / z, lambda y_dot, z, x, y: y_dot * y / z),
+    vjp=(lambda z_bar, z, x, y: z_bar * x / z, lambda z_bar, z, x, y: z_bar * y / z),
+    saves=("z x", "z y"),
+    sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2), broadcasts=True, ufunc=np.hypot,
+)
+logaddexp = Primitive(
+    "logaddexp", np.logaddexp,
+    jvp=(lambda x_dot, z, x, y: x_dot * exp(x - z), lambda y_dot, z, x, y: y_dot * exp(y - z)),
+    vjp=(lambda z_bar, z, x, y: z_bar * exp(x - z), lambda z_bar, z, x, y: z_bar * exp(y - z)),
+    saves=("z x", "z y"),
+    sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)), broadcasts=True, ufunc=np.logaddexp,
+)
+logaddexp2 = Primitive(
+    "logaddexp2", np.logaddexp2,
+    jvp=(lambda x_dot, z, x, y: x_dot * exp2(x - z), lambda y_dot, z, x, y: y_dot * exp2(y - z)),
+    vjp=(lambda z_bar, z, x, y: z_bar * exp2(x - z), lambda z_bar, z, x, y: z_bar * exp2(y - z)),
+    saves=("z x", "z y"),
+    sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
+    array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,
 )

@@ -15,7 +15,7 @@ import numpy as np
 from ..core import Box, Primitive, ndim, primal, shape
 from ..core import shape as shape_of
 from .elementwise import exp, where
-from .structure import reshape
+from .structure import getitem, reshape
 
 Axes = tuple[int, ...]
 
@@ -152,4 +152,38 @@ logsumexp = Primitive(
     array_api=lambda xp, x, *, axis, keepdims: _logsumexp(x, axis=axis, keepdims=keepdims, xp=xp),
     sympy=lambda sp, x, *, axis, keepdims:
         lanes(x, axis, keepdims, lambda v: sp.log(sp.Add(*[sp.exp(e) for e in v]))),
+)
+
+
+# --------------------------------------------------------------------------- running sums
+# ``axis`` is one negative int. The adjoint of a running sum is the running sum taken
+# from the other end: x_bar_i = sum_{j >= i} y_bar_j.
+
+
+def _reverse(a: Any, axis: int) -> Any:
+    return getitem(a, idx=(Ellipsis, slice(None, None, -1)) + (slice(None),) * (-axis - 1))
+
+
+def _cumsum_from_end(y_bar: Any, axis: int) -> Any:
+    return _reverse(cumsum(_reverse(y_bar, axis), axis=axis), axis)
+
+
+def _cumulative(xp: Any, name: str, x: Any, axis: int) -> Any:
+    fn = getattr(xp, f"cumulative_{name}", None) or getattr(xp, f"cum{name}")
+    return fn(x, axis=axis)
+
+
+cumsum = Primitive(
+    "cumsum", lambda x, *, axis: np.cumsum(x, axis=axis),
+    jvp=(lambda x_dot, y, x, *, axis: cumsum(x_dot, axis=axis),),
+    vjp=(lambda y_bar, y, x, *, axis: _cumsum_from_end(y_bar, axis),),
+    saves=("",),
+    array_api=lambda xp, x, *, axis: _cumulative(xp, "sum", x, axis),
+)
+cumprod = Primitive(  # d y_k = y_k sum_{i <= k} x_dot_i / x_i: entries must be non-zero
+    "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis),
+    jvp=(lambda x_dot, y, x, *, axis: y * cumsum(x_dot / x, axis=axis),),
+    vjp=(lambda y_bar, y, x, *, axis: _cumsum_from_end(y_bar * y, axis) / x,),
+    saves=("y x",),
+    array_api=lambda xp, x, *, axis: _cumulative(xp, "prod", x, axis),
 )

@@ -1,0 +1,144 @@
+"""``diffkit.numpy.linalg``: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, norm,
+pinv, matrix_power, multi_dot.
+
+Conditions, as for any derivative of these functions: ``inv``, ``det``'s and ``slogdet``'s
+derivatives and ``solve`` need invertible matrices; ``cholesky`` a symmetric positive
+definite one; ``eigh`` a symmetric one with distinct eigenvalues (eigenvectors are
+defined up to sign; the derivative is that of the vectors LAPACK returns); ``pinv`` a
+matrix of full rank. ``cholesky`` and ``eigh`` read the lower triangle only, as numpy.
+Not covered: ``svd``, ``qr``, ``eig`` (general), matrix norms of order 2 and 'nuc'.
+
+>>> import diffkit as dk
+>>> dk.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))  # det(A) inv(A)^T
+array([[ 3., -1.],
+       [-1.,  2.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import primitives as _p
+from ..core import DiffkitError, bind, ndim, primal, shape
+from ..numpy import abs, getitem, matmul, max, min, reshape, sqrt, sum, transpose  # noqa: A004
+
+
+def _square(a: Any, name: str) -> None:
+    if ndim(a) < 2 or shape(a)[-1] != shape(a)[-2]:
+        raise DiffkitError(f"linalg.{name} needs square matrices (..., n, n), got shape {shape(a)}")
+
+
+def inv(a: Any) -> Any:
+    _square(a, "inv")
+    return bind(_p.inv, a)
+
+
+def det(a: Any) -> Any:
+    _square(a, "det")
+    return bind(_p.det, a)
+
+
+def slogdet(a: Any) -> tuple[np.ndarray, Any]:
+    """``(sign, log|det a|)``; the sign is a constant."""
+    _square(a, "slogdet")
+    return np.linalg.slogdet(primal(a))[0], bind(_p.logabsdet, a)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """The solution of ``a x = b``; ``b`` a vector (n,) or matrices (..., n, k), as numpy 2."""
+    _square(a, "solve")
+    if ndim(b) == 1:
+        return reshape(bind(_p.solve, a, reshape(b, (-1, 1))), shape(a)[:-2] + shape(b))
+    return bind(_p.solve, a, b)
+
+
+def cholesky(a: Any) -> Any:
+    _square(a, "cholesky")
+    return bind(_p.cholesky, a)
+
+
+def eigh(a: Any, UPLO: str = "L") -> tuple[Any, Any]:  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (its lower triangle)."""
+    _square(a, "eigh")
+    if UPLO != "L":
+        a = transpose(a, tuple(range(ndim(a) - 2)) + (ndim(a) - 1, ndim(a) - 2))
+    packed = bind(_p.eigh, a)
+    return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    return eigh(a, UPLO)[0]
+
+
+def pinv(a: Any) -> Any:
+    """Moore-Penrose inverse of a full-rank matrix: (A^T A)^-1 A^T, or A^T (A A^T)^-1."""
+    at = transpose(a, tuple(range(ndim(a) - 2)) + (ndim(a) - 1, ndim(a) - 2))
+    if shape(a)[-2] >= shape(a)[-1]:
+        return solve(matmul(at, a), at)
+    return transpose(solve(matmul(a, at), a), tuple(range(ndim(a) - 2)) + (ndim(a) - 1, ndim(a) - 2))
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    _square(a, "matrix_power")
+    if n < 0:
+        return matrix_power(inv(a), -n)
+    out = None
+    for _ in range(n):
+        out = a if out is None else matmul(out, a)
+    return np.broadcast_to(np.eye(shape(a)[-1]), shape(a)).copy() if out is None else out
+
+
+def multi_dot(arrays: Sequence[Any]) -> Any:
+    out = arrays[0]
+    for a in arrays[1:]:
+        out = matmul(out, a)
+    return out
+
+
+def norm(x: Any, ord: Any = None, axis: int | tuple[int, int] | None = None,  # noqa: A002
+         keepdims: bool = False) -> Any:
+    """Vector norms (ord None/2, 1, inf, -inf, p) and matrix norms (None/'fro', 1, inf, -1, -inf)."""
+    if axis is None and (ord is None or ndim(x) == 1):
+        axis = tuple(range(ndim(x))) if ord is None else 0
+    if axis is None:
+        axis = (0, 1) if ndim(x) == 2 else None
+        if axis is None:
+            raise DiffkitError("norm: give axis for an array of more than 2 dimensions")
+    if isinstance(axis, (int, np.integer)) or len(axis) == 1 or ord is None and len(axis) != 2:
+        return _vector_norm(x, ord, axis, keepdims)
+    return _matrix_norm(x, ord, tuple(axis), keepdims)
+
+
+def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:  # noqa: A002
+    if ord is None or ord == 2:
+        return sqrt(sum(x * x, axis, keepdims))
+    if ord == 1:
+        return sum(abs(x), axis, keepdims)
+    if ord == np.inf:
+        return max(abs(x), axis, keepdims)
+    if ord == -np.inf:
+        return min(abs(x), axis, keepdims)
+    if isinstance(ord, (int, float)) and ord > 0:
+        return sum(abs(x) ** ord, axis, keepdims) ** (1.0 / ord)
+    raise DiffkitError(f"norm: vector norm order {ord!r} is not supported")
+
+
+def _matrix_norm(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> Any:  # noqa: A002
+    rows, cols = axis
+    if ord in (None, "fro"):
+        return sqrt(sum(x * x, axis, keepdims))
+    if ord in (1, -1):  # max / min absolute column sum
+        col = sum(abs(x), rows, keepdims=True)
+        return (max if ord == 1 else min)(col, axis, keepdims)
+    if ord in (np.inf, -np.inf):
+        row = sum(abs(x), cols, keepdims=True)
+        return (max if ord == np.inf else min)(row, axis, keepdims)
+    raise DiffkitError(f"norm: matrix norm order {ord!r} is not supported (2 and 'nuc' need "
+                       "the SVD, which diffkit does not differentiate yet)")
+
+
+__all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "pinv",
+           "matrix_power", "multi_dot", "norm"]

@@ -1,0 +1,122 @@
+"""numpy's elementwise functions beyond the basic ones in :mod:`diffkit.numpy`.
+
+Where a function is a short composition of primitives (``square`` is ``x * x``, ``log2``
+is ``log(x) / log(2)``) it is written so, and its derivative, exact, comes from those
+primitives; the others are primitives of :mod:`diffkit.primitives.elementwise`.
+Inputs are real: complex values are not supported, so ``real``/``conj`` are the identity,
+``imag`` is zero and ``angle`` is 0 or pi (constants).
+
+>>> import diffkit as dk
+>>> float(dk.grad(log2)(8.0)) == 1 / (8.0 * float(np.log(2.0)))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import primitives as _p
+from ..core import primal
+from ..numpy import abs, log, maximum, minimum, where  # noqa: A004
+
+cbrt, exp2, expm1, floor, ceil, rint = _p.cbrt, _p.exp2, _p.expm1, _p.floor, _p.ceil, _p.rint
+arcsinh, arccosh, arctanh, sinc = _p.arcsinh, _p.arccosh, _p.arctanh, _p.sinc
+arctan2, hypot, logaddexp, logaddexp2, fmod = _p.arctan2, _p.hypot, _p.logaddexp, _p.logaddexp2, _p.fmod
+mod = remainder = _p.mod
+asinh, acosh, atanh, atan2 = arcsinh, arccosh, arctanh, arctan2
+fabs = abs
+fmax, fmin = maximum, minimum  # (numpy's fmax/fmin also skip NaNs; here NaNs propagate)
+
+
+def square(x: Any) -> Any:
+    return x * x
+
+
+def reciprocal(x: Any) -> Any:
+    return 1.0 / x
+
+
+def log2(x: Any) -> Any:
+    return log(x) / np.log(2.0)
+
+
+def log10(x: Any) -> Any:
+    return log(x) / np.log(10.0)
+
+
+def deg2rad(x: Any) -> Any:
+    return x * (np.pi / 180.0)
+
+
+def rad2deg(x: Any) -> Any:
+    return x * (180.0 / np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
+    """Round half to even, to ``decimals`` places; its derivative is zero."""
+    if decimals == 0:
+        return rint(x)
+    scale = 10.0 ** decimals
+    return rint(x * scale) / scale
+
+
+around = round
+
+
+def trunc(x: Any) -> Any:
+    """Round towards zero; its derivative is zero."""
+    return where(primal(x) >= 0, floor(x), ceil(x))
+
+
+fix = trunc
+
+
+def floor_divide(x: Any, y: Any) -> Any:
+    """``x // y``, the floor of the quotient; its derivative is zero."""
+    return floor(x / y)
+
+
+def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001
+    """``(x // y, x % y)``."""
+    return floor_divide(x, y), mod(x, y)
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Any:
+    """NaN and infinities replaced by numbers; the derivative flows through finite entries."""
+    value = primal(x)
+    finite = np.isfinite(value)
+    if finite.all():
+        return x
+    return where(finite, x, np.nan_to_num(value, nan=nan, posinf=posinf, neginf=neginf))
+
+
+def real(x: Any) -> Any:
+    """The real part: ``x`` itself (inputs are real)."""
+    return x
+
+
+conj = conjugate = real
+
+
+def imag(x: Any) -> np.ndarray:
+    """The imaginary part of a real value: zeros."""
+    return np.zeros(np.shape(primal(x)))
+
+
+def angle(x: Any, deg: bool = False) -> np.ndarray:
+    """The argument of a real value: 0 or pi (180 with ``deg``), a constant."""
+    return np.angle(primal(x), deg=deg)
+
+
+__all__ = ["cbrt", "exp2", "expm1", "floor", "ceil", "rint", "arcsinh", "arccosh", "arctanh",
+           "sinc", "arctan2", "hypot", "logaddexp", "logaddexp2", "fmod", "mod", "remainder",
+           "asinh", "acosh", "atanh", "atan2", "fabs", "fmax", "fmin", "square", "reciprocal",
+           "log2", "log10", "deg2rad", "rad2deg", "radians", "degrees", "round", "around",
+           "trunc", "fix", "floor_divide", "divmod", "nan_to_num", "real", "conj", "conjugate", "imag",
+           "angle"]

@@ -1,0 +1,1 @@
+"""SciPy-like namespaces whose functions diffkit differentiates (``diffkit.scipy.special``)."""

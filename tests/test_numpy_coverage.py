@@ -1,0 +1,138 @@
+"""diffkit.numpy's coverage of numpy: every function of tests/jax_cases.py against numpy
+and SciPy themselves (same values; forward-mode JVP == central differences of the numpy
+function; reverse gradient == forward gradient; the adjoint identity), plus array
+methods, building arrays from traced values, and what the namespace exports."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_close, central_jvp, inner
+from jax_cases import CASES
+
+import diffkit as dk
+import diffkit.numpy as dnp
+from diffkit.core import DiffkitError
+
+scipy_special = pytest.importorskip("scipy.special", reason="the special-function cases need scipy")
+import diffkit.scipy.special as dsp  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_function_agrees_with_numpy_and_finite_differences(name: str) -> None:
+    fn, sample = CASES[name]
+    r = np.random.default_rng(3)
+    x = sample(r)
+    f = lambda v: fn(dnp, dsp, v)  # noqa: E731
+    f_np = lambda v: fn(np, scipy_special, v)  # noqa: E731
+    y = f(x)
+    assert type(y) in (np.ndarray, np.float64)  # plain in, plain out
+    assert_close(y, f_np(x), rtol=1e-13)
+    v = r.standard_normal(np.shape(x))
+    _, jv = dk.jvp(f, (x,), (v,))
+    assert_close(jv, central_jvp(f_np, [x], [v]), rtol=1e-6)
+    w = r.standard_normal(np.shape(y))
+    g_rev = dk.grad(lambda z: dnp.sum(f(z) * w))(x)
+    g_fwd = dk.grad(lambda z: dnp.sum(f(z) * w), backend="forward")(x)
+    assert_close(g_rev, g_fwd, rtol=1e-12)
+    assert_close(inner(g_rev, v), inner(w, jv), rtol=1e-11)
+
+
+def test_numpy_calls_on_traced_values_dispatch_to_diffkit() -> None:
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    g = dk.grad(lambda x: np.linalg.det(x) + np.sum(np.einsum("ij,jk->ik", x, x))
+                + np.var(x) + np.trace(x))(a)
+    expected = (np.linalg.det(a) * np.linalg.inv(a).T + (a.sum(1)[None, :] + a.sum(0)[:, None])
+                + 2 * (a - a.mean()) / 4 + np.eye(2))
+    assert_close(g, expected, rtol=1e-13)
+
+
+def test_array_methods_on_traced_values() -> None:
+    x = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+
+    def f(z: Any) -> Any:
+        total = z.copy().ravel().sum() + z.flatten()[1] + z[None].squeeze().prod()
+        total = total + z.astype(np.float64).reshape(3, 2).T.max() + z.min() + z.mean()
+        total = total + z.var() + z.std() + z.cumsum()[-2] + z.dot(z.T)[0, 1] + z.clip(-1, 1).sum()
+        return total + z.cumprod(axis=1)[1, 2] + len(z) + sum(row[0] for row in z)
+
+    def f_np(z: np.ndarray) -> Any:
+        return (z.copy().ravel().sum() + z.flatten()[1] + z[None].squeeze().prod()
+                + z.reshape(3, 2).T.max() + z.min() + z.mean() + z.var() + z.std()
+                + z.cumsum()[-2] + z.dot(z.T)[0, 1] + z.clip(-1, 1).sum()
+                + z.cumprod(axis=1)[1, 2] + len(z) + sum(row[0] for row in z))
+
+    assert_close(f(x), f_np(x), rtol=1e-14)
+    v = np.random.default_rng(0).standard_normal(x.shape)
+    assert_close(inner(dk.grad(f)(x), v), central_jvp(f_np, [x], [v]), rtol=1e-6)
+    assert dk.grad(lambda z: (z.shape, z.ndim, z.size, z.dtype) and z.sum())(x).shape == x.shape
+
+
+def test_mod_floordiv_and_divmod_operators() -> None:
+    x = np.array([2.3, -1.7, 5.2])
+    assert_close(dk.grad(lambda z: dnp.sum(z % 0.7))(x), np.ones(3), rtol=0, atol=0)
+    assert_close(dk.grad(lambda z: dnp.sum(5.0 % z))(x), -np.floor(5.0 / x), rtol=0, atol=0)
+    assert_close(dk.grad(lambda z: dnp.sum(z // 0.7 + 1.0 // z))(x), np.zeros(3), rtol=0, atol=0)
+    q, m = dk.jvp(lambda z: divmod(z, 0.7)[1], (x,), (np.ones(3),))
+    assert_close(q, np.mod(x, 0.7), rtol=1e-15)
+    assert_close(m, np.ones(3), rtol=0, atol=0)
+
+
+def test_astype_to_int_is_a_clear_error() -> None:
+    with pytest.raises(DiffkitError, match="only float dtypes"):
+        dk.grad(lambda z: z.astype(int).sum())(np.ones(3))
+
+
+def test_array_from_traced_scalars_and_arrays() -> None:
+    def f(v: Any) -> Any:
+        a, b, c = v[0], v[1], v[2]
+        m = dnp.array([[a, b], [c, 1.0]])
+        rows = dnp.array([v[:2], [2.0, 3.0], dnp.array([a * b, c])])
+        return dnp.linalg.det(m) + dnp.sum(rows ** 2)
+
+    v = np.array([1.5, -0.5, 2.0])
+    a, b, c = v
+    expected = np.array([1.0 + 2 * a + 2 * a * b * b, -c + 2 * b + 2 * a * a * b, -b + 2 * c])
+    for backend in ("reverse", "forward"):
+        assert_close(dk.grad(f, backend=backend)(v), expected, rtol=1e-14)
+    assert dnp.array([0, 2, 2]).dtype.kind == "i"  # indices stay integer
+
+
+def test_namespace_exports_only_functions_and_constants() -> None:
+    public = set(dir(dnp))
+    assert not public & {"Any", "Sequence", "annotations", "bind", "Box", "DiffkitError"}
+    assert {"einsum", "linalg", "cumsum", "var", "pi", "inf", "tril", "roll"} <= public
+    assert set(dnp.__all__) == public
+    for name in dnp.__all__:
+        assert hasattr(dnp, name), name
+
+
+def test_norm_matches_numpy_for_each_order() -> None:
+    x = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
+    for ord_ in (None, 1, 2, np.inf, -np.inf, 3):
+        assert_close(dnp.linalg.norm(x[0], ord_), np.linalg.norm(x[0], ord_), rtol=1e-14)
+    for ord_ in (None, "fro", 1, -1, np.inf, -np.inf):
+        assert_close(dnp.linalg.norm(x, ord_), np.linalg.norm(x, ord_), rtol=1e-14)
+    assert_close(dnp.linalg.norm(x, axis=1, keepdims=True), np.linalg.norm(x, axis=1, keepdims=True),
+                 rtol=1e-14)
+    with pytest.raises(DiffkitError, match="SVD"):
+        dnp.linalg.norm(x, 2)
+
+
+def test_solve_gradient_closed_form() -> None:
+    a = np.array([[3.0, 1.0], [1.0, 2.0]])
+    b = np.array([1.0, -1.0])
+    ga, gb = dk.grad(lambda a_, b_: dnp.sum(dnp.linalg.solve(a_, b_)), argnums=(0, 1))(a, b)
+    lam = np.linalg.solve(a.T, np.ones(2))  # d sum(x) / d b = a^-T 1, / d a = -lam x^T
+    assert_close(gb, lam, rtol=1e-14)
+    assert_close(ga, -np.outer(lam, np.linalg.solve(a, b)), rtol=1e-14)
+
+
+def test_unsupported_modes_are_clear_errors() -> None:
+    with pytest.raises(DiffkitError, match="mode='constant'"):
+        dnp.pad(np.ones(3), 1, mode="reflect")
+    with pytest.raises(DiffkitError, match="equal sections"):
+        dnp.split(np.ones(5), 2)
+    with pytest.raises(DiffkitError, match="square"):
+        dnp.linalg.inv(np.ones((2, 3)))
