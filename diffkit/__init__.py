@@ -12,6 +12,7 @@ import importlib
 
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, NotApplicable, backend, backends
+from .backends.record import record
 from .backends.tensor import Tensor, gradients, no_grad, tensor
 from .core import DiffkitError
 from .graph import graph
@@ -36,4 +37,4 @@ __version__ = "0.1.0"
 __all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends", "compare",
            "data", "derive",
            "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
-           "no_grad", "optim", "tensor", "trace", "value_and_grad", "vjp"]
+           "no_grad", "optim", "record", "tensor", "trace", "value_and_grad", "vjp"]
