@@ -16,6 +16,7 @@ from .backends.record import record
 from .backends.tensor import Tensor, gradients, no_grad, tensor
 from .core import DiffkitError
 from .graph import graph
+from .mode import get_mode, set_mode
 from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .wengert import trace
 
@@ -36,5 +37,5 @@ def __getattr__(name: str):
 __version__ = "0.1.0"
 __all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends", "compare",
            "data", "derive",
-           "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
-           "no_grad", "optim", "record", "tensor", "trace", "value_and_grad", "vjp"]
+           "derivative", "get_mode", "grad", "graph", "gradients", "hessian", "jacobian", "jvp", "nn",
+           "no_grad", "optim", "record", "set_mode", "tensor", "trace", "value_and_grad", "vjp"]
