@@ -162,7 +162,7 @@ class ScopedTape:
                 for n in marked:
                     n.retain = False
         self._spent = not self.persistent
-        grads = [like_input(_own(found[n], seeds), primal(s.value)) if n in found
+        grads = [like_input(_own(primal(found[n]), seeds), primal(s.value)) if n in found
                  else np.zeros_like(primal(s.value if isinstance(s, Box) else s), dtype=float)
                  for s, n in zip(srcs, nodes)]
         return grads[0] if single else grads
