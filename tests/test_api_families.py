@@ -283,3 +283,29 @@ def test_set_mode() -> None:
             assert dk.grad(lambda x: x ** 3)(2.0) == pytest.approx(12.0)
         finally:
             dk.set_mode("eager")
+
+
+# ---------------------------------------------------------------- the vocabulary map
+
+
+def test_styles_command_and_the_docs_page_agree(capsys) -> None:  # noqa: ANN001
+    from diffkit_cli.main import main
+
+    main(["styles", "--format", "markdown"])
+    table = capsys.readouterr().out.strip()
+    assert table in (ROOT / "docs" / "api-families.md").read_text()  # the page shows it whole
+    for name in ("nn.Cell", "nn.Module", "paddle.nn.Layer", "nn.Dense", "nn.SequentialCell",
+                 "trainable_params()", "clear_grad()", "zero_grad()", "tape.gradient",
+                 "optim.Accumulator", "dk.set_mode('graph')"):
+        assert name in table
+    main(["styles", "-f", "MindSpore"])
+    out = capsys.readouterr().out
+    assert "construct(self, x)" in out and "PyTorch" not in out
+    assert "weights=params" in out and "tape.gradient" not in out  # the family's spelling
+    main(["styles"])
+    out = capsys.readouterr().out
+    assert all(f in out for f in ("tensor-centred", "functional", "tape-scoped"))
+    with pytest.raises(SystemExit) as e:
+        main(["styles", "-f", "caffe"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "caffe" in err
