@@ -6,13 +6,11 @@ import click
 
 from .output import emit, format_option, output_option, render
 
-FRAMEWORKS = ("PyTorch", "PaddlePaddle", "MindSpore", "JAX", "TensorFlow", "MXNet")
-
 
 @click.command()
-@click.option("-f", "--framework", "frameworks", multiple=True,
-              type=click.Choice(FRAMEWORKS, case_sensitive=False),
-              help="only these frameworks' columns (repeat the option for several)")
+@click.option("-f", "--framework", "frameworks", multiple=True, metavar="NAME",
+              help="only this framework's column: PyTorch, PaddlePaddle, MindSpore, JAX, "
+              "TensorFlow or MXNet (repeat the option for several)")
 @format_option
 @output_option
 def styles(frameworks: tuple[str, ...], fmt: str, output: str | None) -> None:
@@ -28,6 +26,11 @@ def styles(frameworks: tuple[str, ...], fmt: str, output: str | None) -> None:
     """
     from diffkit import families
 
+    known = {f.lower() for f in families.FRAMEWORKS}
+    for name in frameworks:
+        if name.lower() not in known:
+            raise click.UsageError(f"unknown framework {name!r}; choose from "
+                                   f"{', '.join(families.FRAMEWORKS)}")
     if frameworks or fmt != "table":
         records = families.table(frameworks)
         emit(render(records, fmt, list(records[0]), title="one training step"), output)
