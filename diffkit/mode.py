@@ -12,6 +12,7 @@ traced once to a static graph, differentiated and optimized, then replayed.
 
 from __future__ import annotations
 
+from .backends import backends
 from .core import DiffkitError
 
 _BACKENDS = {"eager": "reverse", "graph": "compiled"}  # the default backend of each mode
@@ -25,8 +26,6 @@ def set_mode(mode: str) -> None:
     if mode not in _BACKENDS:
         raise DiffkitError(f"set_mode({mode!r}): the modes are 'eager' (the reverse tape, "
                            "MindSpore's PYNATIVE_MODE) and 'graph' (compiled, GRAPH_MODE)")
-    from .backends import backends
-
     if _BACKENDS[mode] not in backends():
         raise DiffkitError("set_mode('graph'): graph mode runs on the compiled backend, which "
                            "is not available in this diffkit yet; stay in set_mode('eager')")
