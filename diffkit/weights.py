@@ -93,6 +93,9 @@ def as_weights(weights: Any) -> list[Tensor]:
     seen: set[int] = set()
     for i, w in enumerate(ws):
         if not (type(w) is Tensor and w._interp is AMBIENT and w.is_leaf and w.requires_grad):
+            if type(w) is Tensor and w.is_leaf and w.requires_grad:
+                raise DiffkitError(f"value_and_grad: weights[{i}] is in use by a dk.record() "
+                                   "block or another transform; call value_and_grad outside it")
             what = "a tensor that does not require grad" if type(w) is Tensor and \
                 w.is_leaf and not w.requires_grad else f"a {type(w).__name__}"
             raise DiffkitError(

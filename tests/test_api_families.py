@@ -231,6 +231,10 @@ def test_weights_errors_are_one_clear_line() -> None:
         assert "\n" not in str(e.value)
     with pytest.raises(dk.DiffkitError, match="out of range"):
         dk.value_and_grad(f, 2, model.parameters())(X)
+    with dk.record():
+        model(X)  # the block records on the parameters now
+        with pytest.raises(dk.DiffkitError, match="in use by a dk.record"):
+            dk.value_and_grad(f, None, model.parameters())(X)
 
 
 # ---------------------------------------------------------------- Accumulator, aliases

@@ -77,6 +77,7 @@ class ScopedTape:
 
     @property
     def recording(self) -> bool:
+        """True inside the block."""
         return self._interp is not None and self._interp.alive
 
     def _adopt(self, args: Iterable[Any]) -> bool:
