@@ -12,9 +12,11 @@ import importlib
 
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, NotApplicable, backend, backends
+from .backends.record import record
 from .backends.tensor import Tensor, gradients, no_grad, tensor
 from .core import DiffkitError
 from .graph import graph
+from .mode import get_mode, set_mode
 from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .wengert import trace
 
@@ -34,8 +36,7 @@ def __getattr__(name: str):
 
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends", "compare",
-           "data", "derive",
-           "derivative", "grad", "graph", "gradients", "hessian", "jacobian", "jit", "jvp",
-           "make_graph", "nn",
-           "no_grad", "optim", "tensor", "trace", "value_and_grad", "vjp"]
+__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends",
+           "compare", "data", "derivative", "derive", "get_mode", "grad", "graph", "gradients",
+           "hessian", "jacobian", "jit", "jvp", "make_graph", "nn", "no_grad", "optim", "record",
+           "set_mode", "tensor", "trace", "value_and_grad", "vjp"]

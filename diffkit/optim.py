@@ -99,6 +99,8 @@ class Optimizer:
             if p.requires_grad:
                 p.grad = None if set_to_none else np.zeros_like(p.data)
 
+    clear_grad = zero_grad  # PaddlePaddle's name
+
     def _grads(self, grads: Grads) -> list[Any]:
         if grads is None:
             return [p.grad if p.requires_grad else None for p in self.params]
@@ -228,6 +230,51 @@ class Adam(Optimizer):
         return p - (self.lr / (1.0 - b1 ** t)) * m / denom
 
 
+class Accumulator:
+    """Sums the gradients of k micro-batches for one optimizer step (MindSpore's way):
+    functional gradients are returned values, so their running sum lives here, not in
+    ``.grad``. ``add`` takes any structure of arrays (a tuple in parameter order, a dict),
+    the same each time.
+
+    >>> acc = Accumulator()
+    >>> acc.add((np.array([1.0, 2.0]), np.array(3.0)))
+    >>> acc.add((np.array([0.5, 0.5]), np.array(1.0)))
+    >>> acc.value, acc.count
+    ((array([1.5, 2.5]), array(4.)), 2)
+    """
+
+    def __init__(self) -> None:
+        self._sum: list[np.ndarray] | None = None
+        self._rebuild: Any = None
+        self.count = 0
+
+    def add(self, grads: Any) -> None:
+        """Add one micro-batch's gradients to the sum."""
+        leaves, rebuild = flatten(grads)
+        arrays = [np.asarray(primal(g), dtype=float) for g in leaves]
+        if self._sum is None:
+            self._sum, self._rebuild = [a.copy() for a in arrays], rebuild
+        elif [a.shape for a in arrays] != [a.shape for a in self._sum]:
+            raise DiffkitError(f"Accumulator.add(): gradients of shapes {[a.shape for a in arrays]}"
+                               f" after {[a.shape for a in self._sum]}; add the same "
+                               "parameters each time (or reset() first)")
+        else:
+            for total, a in zip(self._sum, arrays):
+                total += a
+        self.count += 1
+
+    @property
+    def value(self) -> Any:
+        """The sum so far, in the structure that was added (pass it to ``opt.step``)."""
+        if self._sum is None:
+            raise DiffkitError("Accumulator.value: nothing added yet; call add(grads) first")
+        return self._rebuild([a.copy() for a in self._sum])
+
+    def reset(self) -> None:
+        """Start a new sum (after the optimizer step)."""
+        self._sum, self._rebuild, self.count = None, None, 0
+
+
 # --------------------------------------------------------------------------- clipping
 
 
@@ -294,5 +341,5 @@ def clip_by_global_norm(grads: Any, max_norm: float) -> tuple[Any, float]:
     return rebuild([a * scale for a in arrays]), total
 
 
-__all__ = ["SGD", "Adam", "Optimizer", "RMSprop", "clip_by_global_norm", "clip_grad_norm_",
+__all__ = ["SGD", "Accumulator", "Adam", "Optimizer", "RMSprop", "clip_by_global_norm", "clip_grad_norm_",
            "clip_grad_value_"]

@@ -21,7 +21,9 @@ import numpy as np
 from .backends import Backend, as_backend
 from .checks import as_input
 from .core import DiffkitError, primal, shape
+from .mode import default_backend
 from .pytree import flatten, ravel
+from .weights import FIRST, Weights, positions
 
 BackendSpec = str | Backend
 Argnums = int | Sequence[int]
@@ -79,34 +81,49 @@ class _Args:
         return parts[0] if self.single else tuple(parts)
 
 
-def value_and_grad(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec = "reverse",
+def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
+                   grad_position: Argnums | None = FIRST, backend: BackendSpec | None = None,
                    has_aux: bool = False) -> Callable:
     """``f`` and its gradient together: ``(value, grad)``, or ``((value, aux), grad)``.
+
+    ``argnums`` (JAX) or ``grad_position`` (MindSpore) names the differentiated arguments;
+    ``weights`` (MindSpore) a model's parameters, whose gradients come back as a tuple in
+    that order (after the arguments' when both are asked: ``(arg_grads, weight_grads)``);
+    nothing is stored on them (see :mod:`diffkit.weights`). The default backend is the
+    mode's (``dk.set_mode``): reverse mode when eager.
 
     >>> import diffkit as dk
     >>> dk.value_and_grad(lambda x: x ** 3)(2.0)
     (np.float64(8.0), np.float64(12.0))
     """
-    be = as_backend(backend)
+    be = as_backend(default_backend() if backend is None else backend)
+    pos = positions(argnums, grad_position, weights)
+    extra = None if weights is None else Weights(weights, pos)
+    fun = f if extra is None else extra.wrap(f)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        a = _Args("grad", args, argnums)
-        value, aux, g = be.value_and_grad(a.call(f, kwargs), a.z, has_aux)
-        return ((value, aux), a.unpack(g)) if has_aux else (value, a.unpack(g))
+        args, nums = (args, pos) if extra is None else extra.extend(args)
+        a = _Args("grad", args, nums)
+        value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
+        value, g = (value, a.unpack(g)) if extra is None else extra.split(value, a.unpack(g))
+        return ((value, aux), g) if has_aux else (value, g)
 
     return wrapper
 
 
-def grad(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec = "reverse",
+def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
+         grad_position: Argnums | None = FIRST, backend: BackendSpec | None = None,
          has_aux: bool = False) -> Callable:
-    """The gradient of scalar ``f`` w.r.t. argument(s) ``argnums``.
+    """The gradient of scalar ``f`` w.r.t. argument(s) ``argnums`` (and/or ``weights``,
+    as in :func:`value_and_grad`).
 
     >>> import diffkit as dk, diffkit.numpy as dnp
     >>> dk.grad(lambda x: dnp.sum(x ** 2))([1.0, 2.0])
     array([2., 4.])
     """
-    vg = value_and_grad(f, argnums, backend=backend, has_aux=has_aux)
+    vg = value_and_grad(f, argnums, weights, grad_position=grad_position, backend=backend,
+                        has_aux=has_aux)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -136,7 +153,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
     return as_backend(backend).jvp(a.call(f, {}), a.z, t.z)
 
 
-def vjp(f: Callable, *primals: Any, backend: BackendSpec = "reverse") -> tuple[Any, Callable]:
+def vjp(f: Callable, *primals: Any, backend: BackendSpec | None = None) -> tuple[Any, Callable]:
     """``(f(*primals), vjp_fn)`` where ``vjp_fn(u)`` gives ``uᵀ J``, one per primal.
 
     >>> import diffkit as dk
@@ -145,7 +162,7 @@ def vjp(f: Callable, *primals: Any, backend: BackendSpec = "reverse") -> tuple[A
     (np.float64(3.0),)
     """
     a = _Args("vjp", primals, tuple(range(len(primals))))
-    y, pull = as_backend(backend).vjp(a.call(f, {}), a.z)
+    y, pull = as_backend(default_backend() if backend is None else backend).vjp(a.call(f, {}), a.z)
     return y, lambda y_bar: a.unpack(pull(y_bar))
 
 

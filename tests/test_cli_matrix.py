@@ -37,6 +37,11 @@ ROWS = [
     (["list", "--format", "csv"], "a CSV holds one table"),
     (["list", "-o", "/nonexistent/dir/out.txt"], "cannot write /nonexistent/dir/out.txt: no such folder"),
     (["list", "-o", "adir"], "is a directory"),
+    # styles
+    (["styles", "-f", "caffe"], "unknown framework 'caffe'"),
+    (["styles", "-f", INJECT], "unknown framework"),
+    (["styles", "--format", "yaml"], "'yaml' is not one of"),
+    (["styles", "extra"], "unexpected extra argument (extra)"),
     # rules
     (["rules", "sn"], "did you mean sin"),
     (["rules", "sin", "cos"], "unexpected extra argument (cos)"),

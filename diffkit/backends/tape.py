@@ -58,12 +58,15 @@ class ReverseInterpreter(Interpreter):
     """
 
     recording = True  # switched off for the tensors' level by ``no_grad``
+    adopt: Callable[[Sequence[Any]], bool] | None = None  # set on the tensors' level by dk.record
 
     def __init__(self, level: int, wengert: bool = False) -> None:
         super().__init__(level)
         self.nodes: list[Node] | None = [] if wengert else None
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        if self.adopt is not None and self.adopt(args):  # a record() tape took them over
+            return bind(prim, *args, **params)
         inputs, parents, box, boxed = [], [], None, False
         for i, a in enumerate(args):
             if isinstance(a, Box) and a._interp is self:

@@ -53,6 +53,11 @@ class Tensor(Box):
         self.requires_grad = flag
         return self
 
+    def attach_grad(self) -> None:
+        """MXNet's spelling of ``requires_grad_()``, with ``.grad`` starting at zeros."""
+        self.requires_grad_(True)
+        self.node.grad = np.zeros_like(primal(self.value), dtype=self.node.params["dtype"])
+
     @property
     def is_leaf(self) -> bool:
         return self.node is None or self.node.prim is None

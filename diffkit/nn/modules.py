@@ -112,6 +112,10 @@ class Module:
     def parameters(self) -> Iterator[Tensor]:
         return (p for _, p in self.named_parameters())
 
+    def trainable_params(self) -> list[Tensor]:
+        """The parameters that require grad, in order (MindSpore's name)."""
+        return [p for p in self.parameters() if p.requires_grad]
+
     def num_parameters(self) -> int:
         return sum(int(np.size(p.data)) for p in self.parameters())
 
