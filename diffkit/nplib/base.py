@@ -13,6 +13,7 @@ import numpy as _np
 from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
 from ..core import shape as _shape_of
+from ..primitives.compare import select
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
 sin, cos, tan, arcsin, arccos, arctan = _p.sin, _p.cos, _p.tan, _p.arcsin, _p.arccos, _p.arctan
@@ -27,8 +28,6 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
     cond = primal(cond)
     if isinstance(cond, Box):  # a mask in a graph being traced: select is an equation
-        from .primitives.compare import select
-
         return bind(select, cond, x, y)
     if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
         cond = _np.asarray(cond)  # (another library's condition array stays as it is)
