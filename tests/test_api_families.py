@@ -72,6 +72,24 @@ def test_three_families_train_to_the_same_parameters_as_hand_written_backprop() 
             assert_close(p, q, rtol=0, atol=1e-12)
 
 
+def test_graph_mode_trains_the_functional_family_to_the_same_parameters() -> None:
+    if "compiled" not in dk.backends():
+        pytest.skip("graph mode needs the compiled backend")
+    ex = load_example()
+    X, y = data.two_moons(200, noise=0.1, seed=0)
+    steps = ex.plan(200, 5, 32, 4)
+    init = [p.data.copy() for p in nn.mlp([2, 32, 32, 2], nn.Tanh, rng=0).parameters()]
+    ref_losses, ref_params = numpy_mlp_training(X, y, steps, init)
+    dk.set_mode("graph")
+    try:
+        losses, params, _ = ex.train("functional", X, y, steps)
+    finally:
+        dk.set_mode("eager")
+    assert_close(losses, ref_losses, rtol=0, atol=1e-12)
+    for p, q in zip(params, ref_params):
+        assert_close(p, q, rtol=0, atol=1e-12)
+
+
 def test_the_example_prints_the_table(capsys) -> None:  # noqa: ANN001
     load_example().main(["--steps", "3", "--n", "200", "--batch", "40"])
     out = capsys.readouterr().out
