@@ -110,29 +110,29 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
     console = Console(file=io.StringIO(), width=width(), highlight=False,
                       force_terminal=colored, color_system="standard" if colored else None)
     status = rows[0].index("status") if "status" in rows[0] else None
+    longest = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     keep = list(range(len(rows[0])))
-    while True:
-        t = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False,
-                  show_edge=False, collapse_padding=True, title_justify="left")
-        fixed = {i: min(max(len(r[i]) for r in rows), 24) for i in keep if rows[0][i] not in wrap}
-        room = max(console.width - sum(fixed.values()) - 2 * (len(keep) - 1), 10)
-        cuts = max(len(keep) - len(fixed), 1)
-        for i in keep:
-            cut = i not in fixed
-            t.add_column(escape(rows[0][i]), no_wrap=cut, overflow="ellipsis" if cut else "fold",
-                         min_width=fixed.get(i), max_width=room // cuts if cut else None)
-        for r in rows[1:]:
-            cells = [escape(r[i]) for i in keep]  # "[jax]" is text, not rich markup
-            if colored and status in keep and r[status] in STATUS_STYLES:
-                j = keep.index(status)
-                cells[j] = f"[{STATUS_STYLES[r[status]]}]{cells[j]}[/]"
-            t.add_row(*cells)
+    while True:  # leave out optional columns, the last named first, until the table fits
+        need = sum(min(longest[i], 30) if rows[0][i] in wrap else longest[i] for i in keep)
         spare = [i for i in keep if rows[0][i] in optional]
-        need = sum(min(max(len(r[i]) for r in rows), 30 if rows[0][i] in wrap else 10**4)
-                   for i in keep) + 2 * (len(keep) - 1)
-        if not spare or need <= console.width:
+        if not spare or need + 2 * (len(keep) - 1) <= console.width:
             break
         keep.remove(max(spare, key=lambda i: optional.index(rows[0][i])))
+    t = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, pad_edge=False,
+              show_edge=False, collapse_padding=True, title_justify="left")
+    fixed = {i: min(longest[i], 24) for i in keep if rows[0][i] not in wrap}
+    room = max(console.width - sum(fixed.values()) - 2 * (len(keep) - 1), 10)
+    cuts = max(len(keep) - len(fixed), 1)
+    for i in keep:  # cut columns share the room the others leave
+        cut = i not in fixed
+        t.add_column(escape(rows[0][i]), no_wrap=cut, overflow="ellipsis" if cut else "fold",
+                     min_width=fixed.get(i), max_width=room // cuts if cut else None)
+    for r in rows[1:]:
+        cells = [escape(r[i]) for i in keep]  # "[jax]" is text, not rich markup
+        if colored and status in keep and r[status] in STATUS_STYLES:
+            j = keep.index(status)
+            cells[j] = f"[{STATUS_STYLES[r[status]]}]{cells[j]}[/]"
+        t.add_row(*cells)
     console.print(t)
     hidden = [c for i, c in enumerate(rows[0]) if i not in keep]
     if hidden:

@@ -369,13 +369,16 @@ def test_a_function_that_fails_everywhere_fails_every_cell_with_its_message():
 
 @pytest.mark.parametrize("value", [np.nan, np.inf])
 def test_nan_and_inf_returning_functions_are_cells_with_an_infinite_error(value):
-    """f(x) = x * nan (or exp(x) * inf): every AD and numeric cell is measured (status ok)
-    and reports error = inf with the rule 'not finite', never a crash."""
+    """f(x) = x * nan (or exp(x) * inf): every AD and numeric cell is measured, reports
+    error = inf with the rule 'not finite', never a crash, and is never `ok`: its status
+    is `domain`, its message says which operation made f non-finite."""
     f = (lambda x: x * value) if np.isnan(value) else (lambda x: dnp.exp(x) * value)
     with np.errstate(all="ignore"):
         result = dk.compare(f, 0.5, backends=["forward", "reverse", "numeric"], repeat=1)
     for row in result.records():
-        assert row["status"] == "ok", row
+        assert row["status"] == "domain", row
+        assert row["message"] == ("f(0.5) is nan: mul(0.5, nan) is nan" if np.isnan(value)
+                                  else "f(0.5) is inf: mul(1.64872, inf) is inf"), row
         assert row["error"] == float("inf") and row["error_rule"] == "not finite", row
 
 

@@ -13,6 +13,8 @@ A measured cell gets one of these statuses in place of ``ok``:
 'log(-1) is nan (log needs x > 0)'
 >>> why_nonfinite(dnp.sqrt, 0.0, derivative=True)
 "sqrt's derivative is inf at 0"
+>>> why_nonfinite(lambda x: x * float("nan"), 0.5)
+'mul(0.5, nan) is nan'
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ def _first_bad(values: Any) -> tuple[int, float] | None:
     return (int(bad[0]), float(a[bad[0]])) if bad.size else None
 
 
+def _operand(token: str, by_var: dict[str, dict], k: int) -> str:
+    """An operand as shown in a message: a variable's value (at entry k), or a constant."""
+    if token not in by_var:
+        return token
+    value = np.ravel(by_var[token]["value"])
+    return point_text(value[min(k, value.size - 1)])
+
+
 def why_nonfinite(f: Callable, x: Any, derivative: bool = False) -> str:
     """Which primitive first made f's value (or its derivative, along the first input
     entry) non-finite from finite inputs; ``""`` if none can be named."""
@@ -72,8 +82,8 @@ def why_nonfinite(f: Callable, x: Any, derivative: bool = False) -> str:
             continue
         if derivative and _first_bad(r["value"]):
             continue
-        at = ", ".join(point_text(np.ravel(i["value"])[min(hit[0], np.size(i["value"]) - 1)])
-                       for i in ins)
+        at = ", ".join(_operand(token.strip(), by_var, hit[0])
+                       for token in r["inputs"].split(","))
         if derivative:
             return f"{r['op']}'s derivative is {hit[1]:g} at {at}"
         need = f" ({r['op']} needs {NEEDS[r['op']]})" if r["op"] in NEEDS else ""

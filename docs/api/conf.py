@@ -1,0 +1,19 @@
+"""Sphinx configuration of the API reference (built from the docstrings).
+
+    pip install '.[docs]' && sphinx-build -W -b html docs/api site/api
+
+tests/test_api_docs.py builds it with warnings as errors (-W).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+project = "diffkit"
+extensions = ["sphinx.ext.autodoc"]
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+html_theme = "alabaster"
+exclude_patterns = ["_build"]
+suppress_warnings = ["ref.python"]  # names in type hints that have no page of their own
