@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import DiffkitError, bind, ndim, shape
-from ..numpy import matmul, reshape
+from .base import matmul, reshape
 
 
 def _letters(sublist: Sequence[Any]) -> str:

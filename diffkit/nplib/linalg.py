@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import DiffkitError, bind, ndim, primal, shape
-from ..numpy import abs, getitem, matmul, max, min, reshape, sqrt, sum, transpose  # noqa: A004
+from .base import abs, getitem, matmul, max, min, reshape, sqrt, sum, transpose  # noqa: A004
 
 
 def _square(a: Any, name: str) -> None:

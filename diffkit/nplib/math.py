@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import primal
-from ..numpy import abs, log, maximum, minimum, where  # noqa: A004
+from .base import abs, log, maximum, minimum, where  # noqa: A004
 
 cbrt, exp2, expm1, floor, ceil, rint = _p.cbrt, _p.exp2, _p.expm1, _p.floor, _p.ceil, _p.rint
 arcsinh, arccosh, arctanh, sinc = _p.arcsinh, _p.arccosh, _p.arctanh, _p.sinc

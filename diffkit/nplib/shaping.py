@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import DiffkitError, bind, ndim, primal, shape
-from ..numpy import (_axes, broadcast_to, concatenate, expand_dims, getitem, reshape, sum,  # noqa: A004
+from .base import (_axes, broadcast_to, concatenate, expand_dims, getitem, reshape, sum,  # noqa: A004
                      transpose, where)
 
 ALL = slice(None)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import DiffkitError, bind, ndim, shape
-from ..numpy import _axes, getitem, max, mean, min, reshape, sqrt, sum  # noqa: A004
+from .base import _axes, getitem, max, mean, min, reshape, sqrt, sum  # noqa: A004
 
 Axis = int | Sequence[int] | None
 
