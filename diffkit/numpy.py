@@ -127,6 +127,9 @@ def _install_methods() -> None:
 
 _install_methods()
 _FAMILIES = (_base, _contract, _math, _shaping, _stats)
+_UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
+                if isinstance(getattr(_np, name, None), _np.ufunc)
+                and getattr(_np, name) not in _UFUNCS})
 _FUNCTIONS |= {name for m in _FAMILIES for name in m.__all__ if hasattr(_np, name)}
 __all__ = sorted({"linalg", *(name for m in _FAMILIES for name in m.__all__)})
 
