@@ -13,7 +13,7 @@ from jax_cases import CASES
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.core import DiffkitError
+from diffkit.core import DiffkitError, NotApplicable
 
 scipy_special = pytest.importorskip("scipy.special", reason="the special-function cases need scipy")
 import diffkit.scipy.special as dsp  # noqa: E402
@@ -136,3 +136,18 @@ def test_unsupported_modes_are_clear_errors() -> None:
         dnp.split(np.ones(5), 2)
     with pytest.raises(DiffkitError, match="square"):
         dnp.linalg.inv(np.ones((2, 3)))
+
+
+VALUE_DEPENDENT = {"nan_to_num", "sort-partition"}  # need values a static graph does not have
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_backend_agrees_or_says_not_applicable(name: str) -> None:
+    fn, sample = CASES[name]
+    x = sample(np.random.default_rng(0))
+    f = lambda v: fn(dnp, dsp, v)  # noqa: E731
+    if name in VALUE_DEPENDENT:
+        with pytest.raises(NotApplicable):
+            dk.jacobian(f, backend="compiled")(x)
+        return
+    assert_close(dk.jacobian(f, backend="compiled")(x), dk.jacobian(f)(x), rtol=1e-10)

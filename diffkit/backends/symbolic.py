@@ -20,6 +20,7 @@ x*cos(x) + sin(x)
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import operator
 import time
@@ -118,8 +119,6 @@ class SymbolicInterpreter(Interpreter):
 
 def lambdify_modules() -> list[str]:
     """numpy, and SciPy for special functions (erf, loggamma ...) when it is installed."""
-    import importlib.util
-
     return ["scipy", "numpy"] if importlib.util.find_spec("scipy") else ["numpy"]
 
 

@@ -1,6 +1,9 @@
-"""The basic functions of :mod:`diffkit.numpy`: elementwise primitives, reductions,
-reshaping, indexing, stacking and the matrix product. The families in this package
-build on them; users import ``diffkit.numpy``.
+"""The basic functions of :mod:`diffkit.numpy`: elementwise primitives, where, clip,
+reductions over ``axis``, reshaping, indexing, joining, ``array`` and ``matmul``.
+
+Each normalises its arguments (``axis`` to negative ints, shapes, indices) and calls a
+primitive of :mod:`diffkit.primitives`, or composes primitives. The other modules of
+this package build on these; :mod:`diffkit.numpy` gathers them all into one namespace.
 """
 
 from __future__ import annotations
@@ -9,11 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as _np
+from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis,  # noqa: F401
+                   ones, ones_like, pi, zeros, zeros_like)
 
 from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
 from ..core import shape as _shape_of
-from ..primitives.compare import select
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
 sin, cos, tan, arcsin, arccos, arctan = _p.sin, _p.cos, _p.tan, _p.arcsin, _p.arccos, _p.arctan
@@ -28,6 +32,8 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
     cond = primal(cond)
     if isinstance(cond, Box):  # a mask in a graph being traced: select is an equation
+        from ..primitives.compare import select
+
         return bind(select, cond, x, y)
     if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
         cond = _np.asarray(cond)  # (another library's condition array stays as it is)
@@ -181,9 +187,12 @@ def matmul(x: Any, y: Any) -> Any:
     return z
 
 
-__all__ = sorted(
-    ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-     "cosh", "tanh", "sigmoid", "relu", "abs", "sign", "maximum", "minimum", "power", "add", "sub",
-     "mul", "div", "neg", "where", "clip", "sum", "prod", "max", "min", "mean", "logsumexp",
-     "reshape", "ravel", "expand_dims", "transpose", "broadcast_to", "getitem", "concatenate",
-     "stack", "array", "matmul"])
+__all__ = [
+    "exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+    "cosh", "tanh", "sigmoid", "relu", "abs", "sign", "maximum", "minimum", "power", "add", "sub",
+    "mul", "div", "neg", "where", "clip", "sum", "prod", "max", "min", "mean", "logsumexp",
+    "reshape", "ravel", "expand_dims", "transpose", "broadcast_to", "getitem", "concatenate",
+    "stack", "array", "matmul", "asarray", "absolute", "subtract", "multiply", "divide",
+    "true_divide", "negative", "arange", "e", "eye", "float32", "float64", "inf", "linspace",
+    "nan", "newaxis", "ones", "ones_like", "pi", "zeros", "zeros_like"
+]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import primitives as _p
-from ..core import DiffkitError, bind, ndim, primal, shape
+from ..core import Box, DiffkitError, bind, ndim, primal, shape
 from .base import abs, getitem, matmul, max, min, reshape, sqrt, sum, transpose  # noqa: A004
 
 
@@ -44,7 +44,10 @@ def det(a: Any) -> Any:
 def slogdet(a: Any) -> tuple[np.ndarray, Any]:
     """``(sign, log|det a|)``; the sign is a constant."""
     _square(a, "slogdet")
-    return np.linalg.slogdet(primal(a))[0], bind(_p.logabsdet, a)
+    value = primal(a)
+    if isinstance(value, Box):  # a graph being traced: the sign is an equation too
+        return bind(_p.sign, bind(_p.det, a)), bind(_p.logabsdet, a)
+    return np.linalg.slogdet(value)[0], bind(_p.logabsdet, a)
 
 
 def solve(a: Any, b: Any) -> Any:

@@ -20,7 +20,7 @@ import builtins
 import numpy as np
 
 from .. import primitives as _p
-from ..core import DiffkitError, bind, ndim, primal, shape
+from ..core import Box, DiffkitError, NotApplicable, bind, ndim, primal, shape
 from .base import (_axes, broadcast_to, concatenate, expand_dims, getitem, reshape, sum,  # noqa: A004
                      transpose, where)
 
@@ -283,6 +283,15 @@ def triu(x: Any, k: int = 0) -> Any:
 # --------------------------------------------------------------------------- sorting, taking
 
 
+def _values(x: Any, what: str) -> np.ndarray:
+    """The plain values of ``x``, for functions that order or pick entries by value."""
+    value = primal(x)
+    if isinstance(value, Box):  # a graph traced once for all values has none
+        raise NotApplicable(f"{what} orders entries by their values, which a traced graph "
+                            "does not know; use an eager backend (forward, reverse)")
+    return np.asarray(value)
+
+
 def take_along_axis(x: Any, indices: Any, axis: int | None) -> Any:
     """Entries of ``x`` at ``indices`` along ``axis`` (numpy's take_along_axis)."""
     if axis is None:
@@ -298,26 +307,26 @@ def sort(x: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> 
     """Sorted values; the derivative follows each entry to its place."""
     if axis is None:
         x, axis = reshape(x, -1), -1
-    return take_along_axis(x, np.argsort(primal(x), axis=axis, kind="stable"), axis)
+    return take_along_axis(x, np.argsort(_values(x, "sort"), axis=axis, kind="stable"), axis)
 
 
 def argsort(x: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> np.ndarray:
-    return np.argsort(primal(x), axis=axis, kind=kind)
+    return np.argsort(_values(x, "argsort"), axis=axis, kind=kind)
 
 
 def argmax(x: Any, axis: int | None = None, **kwargs: Any) -> Any:
-    return np.argmax(primal(x), axis=axis, **kwargs)
+    return np.argmax(_values(x, "argmax"), axis=axis, **kwargs)
 
 
 def argmin(x: Any, axis: int | None = None, **kwargs: Any) -> Any:
-    return np.argmin(primal(x), axis=axis, **kwargs)
+    return np.argmin(_values(x, "argmin"), axis=axis, **kwargs)
 
 
 def partition(x: Any, kth: int | Sequence[int], axis: int | None = -1) -> Any:
     """numpy's partition (the k-th entry in its sorted place, smaller before, larger after)."""
     if axis is None:
         x, axis = reshape(x, -1), -1
-    return take_along_axis(x, np.argpartition(primal(x), kth, axis=axis), axis)
+    return take_along_axis(x, np.argpartition(_values(x, "partition"), kth, axis=axis), axis)
 
 
 def take(x: Any, indices: Any, axis: int | None = None) -> Any:

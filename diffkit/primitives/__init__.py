@@ -18,9 +18,27 @@ from .structure import concatenate, getitem, reshape, scatter_add, transpose
 from .elementwise import (arccosh, arcsinh, arctan2, arctanh, cbrt, ceil, exp2, expm1, floor, fmod,
                           hypot, logaddexp, logaddexp2, mod, rint, sinc)
 from .reductions import cumprod, cumsum
-from .einsum import einsum
+from .contraction import einsum
 from .linalg import cholesky, det, eigh, inv, logabsdet, solve
 from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
+
+from . import contraction as _contraction, elementwise as _elementwise, linalg as _linalg  # noqa: E402,I001
+from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
+
+
+def families() -> dict[str, list[str]]:
+    """The primitives' names by family: the module that defines them (modules are taken
+    in dependency order, so a primitive a module imports stays with its own family)."""
+    order = {"structure": _structure, "elementwise": _elementwise, "reductions": _reductions,
+             "contraction": _contraction, "linear algebra": _linalg,
+             "special functions": _special}
+    seen: set[str] = set()
+    out = {}
+    for family, module in order.items():
+        out[family] = sorted({v.name for v in vars(module).values()
+                              if isinstance(v, Primitive)} - seen)
+        seen.update(out[family])
+    return out
 
 
 def table() -> dict[str, Primitive]:
@@ -29,7 +47,7 @@ def table() -> dict[str, Primitive]:
 
 
 __all__ = [name for name, v in list(globals().items()) if isinstance(v, Primitive)] + [
-    "source", "sum_to", "table"]
+    "families", "source", "sum_to", "table"]
 
 
 def source(name: str) -> dict[str, list[str]]:

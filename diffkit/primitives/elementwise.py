@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Box, Primitive, ndim, primal, shape
+from ..core import Box, NotApplicable, Primitive, ndim, primal, shape
 from .structure import align
 
 
@@ -180,9 +180,7 @@ def no_closed_form(name: str) -> Callable[..., Any]:
     """The sympy translation of a function with no closed form in sympy: a clear error
     that the harness reports as a "n/a" cell."""
     def refuse(sp: Any, *args: Any, **params: Any) -> Any:
-        from ..core import DiffkitError
-
-        raise DiffkitError(f"the symbolic backend needs a closed form, but {name} has no "
+        raise NotApplicable(f"the symbolic backend needs a closed form, but {name} has no "
                            "closed form here; use another backend")
     refuse.no_closed_form = True  # type: ignore[attr-defined]
     return refuse

@@ -1,5 +1,7 @@
-"""Matrix product: ``z = x @ y`` on operands of at least two dimensions.
+"""Linear algebra: the matrix product ``z = x @ y``, and inv, det, log|det|, solve,
+cholesky and eigh of numpy.linalg (their conditions: see :mod:`diffkit.nplib.linalg`).
 
+The matrix product works on operands of at least two dimensions:
 ``diffkit.numpy.matmul`` promotes vectors to matrices before calling it, so the rules
 need only the matrix case; leading (batch) axes broadcast as in numpy, and the
 interpreters sum the adjoint back over them.
@@ -11,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, Primitive, ndim, shape
-from .einsum import einsum
+from ..core import NotApplicable, Primitive, ndim, shape
+from .contraction import einsum
+from .reductions import sum_to
 from .elementwise import where
-from .structure import concatenate, getitem, reshape, transpose
+from .structure import align, concatenate, getitem, reshape, transpose
 
 
 def _mT(a: Any) -> Any:
@@ -73,7 +76,7 @@ def _per_matrix(build: Any) -> Any:
 def _refuse(name: str, why: str = "") -> Any:
     """The sympy translation of a function with no closed form: a clear error (a "n/a" cell)."""
     def refuse(sp: Any, *xs: Any) -> Any:
-        raise DiffkitError(f"the symbolic backend needs a closed form, but {name} has no "
+        raise NotApplicable(f"the symbolic backend needs a closed form, but {name} has no "
                            f"closed form here{why}; use another backend")
     return refuse
 
@@ -126,9 +129,10 @@ solve = Primitive(  # a y = b, b a stack of matrices (diffkit.numpy promotes a v
     "solve", np.linalg.solve,
     jvp=(lambda a_dot, y, a, b: -solve(a, matmul(a_dot, y)),
          lambda b_dot, y, a, b: solve(a, b_dot)),
-    vjp=(lambda y_bar, y, a, b: -matmul(solve(_mT(a), y_bar), _mT(y)),
-         lambda y_bar, y, a, b: solve(_mT(a), y_bar)),
-    saves=("y a", "a"), broadcasts=True,
+    vjp=(lambda y_bar, y, a, b: sum_to(-matmul(solve(_mT(a), y_bar), _mT(y)), shape(a)),
+         lambda y_bar, y, a, b: sum_to(solve(_mT(a), y_bar), shape(b))),  # (leading axes broadcast)
+    saves=("y a", "a b"),
+    batch=lambda args, batched, size: solve(*align(args, batched, size)),
     sympy=_per_matrix(lambda sp, a, b: a.LUsolve(b)),
     array_api=lambda xp, a, b: xp.linalg.solve(a, b),
 )

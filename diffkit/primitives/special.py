@@ -23,7 +23,7 @@ SQRT_2PI = float(np.sqrt(2.0 * np.pi))
 def scipy_special() -> Any:
     """``scipy.special``, or one clear error saying how to get it."""
     try:
-        import scipy.special
+        import scipy.special  # (deferred: SciPy is an optional extra)
     except ImportError:
         raise DiffkitError("special functions need SciPy, which is not installed: "
                            "pip install diffkit[scipy]") from None
@@ -40,9 +40,9 @@ def _sp(name: str) -> Any:
 def _jax_special(xp: Any, name: str) -> Any:
     """The same function in another array library (JAX and PyTorch name their modules)."""
     if xp.__name__.startswith("jax"):
-        import jax.scipy.special as mod
+        import jax.scipy.special as mod  # (deferred: a peer library, optional)
     elif xp.__name__.startswith("torch"):
-        import torch.special as mod
+        import torch.special as mod  # (deferred: a peer library, optional)
     else:
         raise DiffkitError(f"{name} has no array-API form for {xp.__name__}")
     return getattr(mod, name)

@@ -342,10 +342,18 @@ def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[t
             batch = np.broadcast_shapes(a[:-2], b[:-2])
             return batch + (a[-2], b[-1]), np.result_type(prim.impl(
                 *(np.ones((1, 1), np.result_type(s)) for s in samples)))
-        hollow = [np.broadcast_to(s, shp) if isinstance(a, (Var, Const)) else a
+        hollow = [_stand_in(s, shp) if isinstance(a, (Var, Const)) else a
                   for a, s, shp in zip(ins, samples, shapes)]
         out = prim.impl(*hollow, **params)
     return np.shape(out), np.result_type(out)
+
+
+def _stand_in(sample: np.ndarray, shp: tuple[int, ...]) -> np.ndarray:
+    """A stand-in value of shape ``shp``: ones, or identity matrices when the trailing
+    axes are square (linear algebra needs an invertible, positive definite stand-in)."""
+    if len(shp) >= 2 and shp[-1] == shp[-2]:
+        return np.broadcast_to(np.eye(shp[-1], dtype=sample.dtype), shp)
+    return np.broadcast_to(sample, shp)
 
 
 # --------------------------------------------------------------------------- errors

@@ -16,6 +16,7 @@ accepts (implicit output, ellipsis) in this explicit form, and builds ``tensordo
 
 from __future__ import annotations
 
+import functools
 from string import ascii_letters
 from typing import Any
 
@@ -35,8 +36,16 @@ def _unused(subs: str) -> list[str]:
     return [c for c in ascii_letters if c not in subs]
 
 
+@functools.lru_cache(maxsize=256)
+def _path(subs: str, shapes: tuple[tuple[int, ...], ...]) -> list | bool:
+    """numpy's contraction order (pairs go through BLAS), found once per subscripts and shapes."""
+    if len(shapes) < 2:
+        return False
+    return np.einsum_path(subs, *(np.empty(s) for s in shapes), optimize="greedy")[0]
+
+
 def _einsum(*xs: Any, subs: str) -> Any:
-    return np.einsum(subs, *xs, optimize=len(xs) > 1)  # pairs go through BLAS (tensordot)
+    return np.einsum(subs, *xs, optimize=_path(subs, tuple(np.shape(x) for x in xs)))
 
 
 def _jvp(i: int, x_dot: Any, y: Any, *xs: Any, subs: str) -> Any:
