@@ -24,6 +24,9 @@ from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis
 
 from . import primitives as _p
 from .core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
+from .primitives.compare import COMPARISONS as _MASKS
+from .primitives.compare import mask as _mask
+from .primitives.compare import select as _select
 from .core import shape as _shape_of
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
@@ -37,11 +40,10 @@ subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
-    cond = primal(cond)
-    if isinstance(cond, Box):  # a mask in a graph being traced: select is an equation
-        from .primitives.compare import select
-
-        return bind(select, cond, x, y)
+    if not (isinstance(cond, Box) and cond.batched):
+        cond = primal(cond)
+    if isinstance(cond, Box):  # one mask per example (vmap), or a traced graph's equation
+        return bind(_select, cond, x, y)
     if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
         cond = _np.asarray(cond)  # (another library's condition array stays as it is)
         cond = cond if cond.dtype == object else cond.astype(bool)
@@ -135,6 +137,10 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
 def getitem(x: Any, idx: Any) -> Any:
     """``x[idx]``: ints, slices, None, ``...``, integer and boolean arrays."""
     idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, Box) and i.batched for i in idx):
+        raise DiffkitError("vmap: indexing with a value that differs per example (x[i], x[mask]) "
+                           "is not supported yet; select with dnp.where or one-hot weights "
+                           "(dnp.sum(x * onehot)), or keep the index unmapped (in_axes=None)")
     idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, Box, _np.ndarray)) else i
                 for i in idx)
     if any(isinstance(i, _np.ndarray) and i.dtype == object for i in idx):
@@ -227,6 +233,8 @@ def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kw
     if method == "__call__" and not kwargs:
         if ufunc in _UFUNCS:
             return _UFUNCS[ufunc](*inputs)
+        if ufunc in _MASKS:
+            return _mask(ufunc, *inputs)
         if ufunc in _COMPARISONS:
             return ufunc(*(primal(i) for i in inputs))
     raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
@@ -257,6 +265,9 @@ def _install_operators() -> None:
         setattr(Box, f"__r{name}__", reflected)
     Box.__matmul__ = lambda self, o: matmul(self, o)
     Box.__rmatmul__ = lambda self, o: matmul(o, self)
+    for name, ufunc in [("lt", _np.less), ("le", _np.less_equal), ("gt", _np.greater),
+                        ("ge", _np.greater_equal), ("eq", _np.equal), ("ne", _np.not_equal)]:
+        setattr(Box, f"__{name}__", lambda self, o, ufunc=ufunc: _mask(ufunc, self, o))
     Box.__neg__ = lambda self: bind(_p.neg, self)
     Box.__pos__ = lambda self: self
     Box.__abs__ = lambda self: bind(_p.abs, self)
