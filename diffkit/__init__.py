@@ -14,10 +14,15 @@ from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, NotApplicable, backend, backends
 from .backends.record import record
 from .backends.tensor import Tensor, gradients, no_grad, tensor
+from .batching import vmap
+from .checkpoint import checkpoint, checkpoint_loop
 from .core import DiffkitError
+from .custom import Function, custom_jvp, custom_vjp
+from .gradcheck import check_grads
 from .graph import graph
 from .mode import get_mode, set_mode
-from .transforms import derivative, grad, hessian, jacobian, jvp, value_and_grad, vjp
+from .transforms import (derivative, grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
+                         stop_gradient, value_and_grad, vjp)
 from .wengert import trace
 
 # imported when first used, as torch.nn is: sympy, the harness and training stay unloaded
@@ -36,7 +41,9 @@ def __getattr__(name: str):
 
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends",
-           "compare", "data", "derivative", "derive", "get_mode", "grad", "graph", "gradients",
-           "hessian", "jacobian", "jit", "jvp", "make_graph", "nn", "no_grad", "optim", "record",
-           "set_mode", "tensor", "trace", "value_and_grad", "vjp"]
+__all__ = ["Backend", "DiffkitError", "Function", "NotApplicable", "Tensor", "advise", "backend",
+           "backends", "check_grads", "checkpoint", "checkpoint_loop", "compare", "custom_jvp",
+           "custom_vjp", "data", "derivative", "derive", "get_mode", "grad", "gradients", "graph",
+           "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "make_graph", "nn",
+           "no_grad", "optim", "record", "set_mode", "stop_gradient", "tensor", "trace",
+           "value_and_grad", "vjp", "vmap"]

@@ -152,6 +152,20 @@ def new_level(make: Callable[[int], Interpreter]) -> Iterator[Interpreter]:
         trace.alive = False
 
 
+@contextlib.contextmanager
+def reenter(trace: Interpreter) -> Iterator[Interpreter]:
+    """Open a level again for a moment, even a finished one: a checkpoint replays its
+    segment during the backward sweep, on the boxes of the level that recorded it."""
+    alive = trace.alive
+    _levels.append(trace)
+    trace.alive = True
+    try:
+        yield trace
+    finally:
+        _levels.pop()
+        trace.alive = alive
+
+
 _namespace: list[Any] = [None]  # an array-API namespace while running on a peer's arrays
 
 
@@ -216,7 +230,7 @@ class Box:
     :mod:`diffkit.numpy` gives boxes their arithmetic operators, array methods and the
     numpy protocols, so ``x * y`` on a box records or propagates exactly like
     ``dnp.multiply(x, y)``. Comparisons look at the primal value, so ``if x > 0:``
-    branches as in plain Python.
+    branches as in plain Python (under ``vmap`` they give one mask per example).
     """
 
     __slots__ = ("_interp", "value")
@@ -251,26 +265,9 @@ class Box:
     def __iter__(self) -> Iterator[Any]:
         return (self[i] for i in range(len(self)))
 
-    # comparisons branch on primal values
-    def __lt__(self, other: Any) -> Any:
-        return primal(self) < primal(other)
-
-    def __le__(self, other: Any) -> Any:
-        return primal(self) <= primal(other)
-
-    def __gt__(self, other: Any) -> Any:
-        return primal(self) > primal(other)
-
-    def __ge__(self, other: Any) -> Any:
-        return primal(self) >= primal(other)
-
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return primal(self) == primal(other)
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return primal(self) != primal(other)
-
     __hash__ = object.__hash__
+    batched = False  # True for boxes holding a batch of values (diffkit.batching)
+    expression = False  # True for boxes holding a formula, not a value (symbolic backend)
 
     def __bool__(self) -> bool:
         return bool(primal(self))

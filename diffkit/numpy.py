@@ -28,6 +28,8 @@ from .nplib.contract import *  # noqa: F403
 from .nplib.math import *  # noqa: F403
 from .nplib.shaping import *  # noqa: F403
 from .nplib.stats import *  # noqa: F403
+from .primitives.compare import COMPARISONS as _MASKS
+from .primitives.compare import mask as _mask
 
 # --------------------------------------------------------------------------- numpy protocol
 
@@ -54,6 +56,8 @@ def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kw
     if method == "__call__" and not kwargs:
         if ufunc in _UFUNCS:
             return _UFUNCS[ufunc](*inputs)
+        if ufunc in _MASKS:
+            return _mask(ufunc, *inputs)
         if ufunc in _COMPARISONS:
             return ufunc(*(primal(i) for i in inputs))
     raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
@@ -84,6 +88,9 @@ def _install_operators() -> None:
         setattr(Box, f"__r{name}__", reflected)
     Box.__matmul__ = lambda self, o: matmul(self, o)
     Box.__rmatmul__ = lambda self, o: matmul(o, self)
+    for name, ufunc in [("lt", _np.less), ("le", _np.less_equal), ("gt", _np.greater),
+                        ("ge", _np.greater_equal), ("eq", _np.equal), ("ne", _np.not_equal)]:
+        setattr(Box, f"__{name}__", lambda self, o, ufunc=ufunc: _mask(ufunc, self, o))
     Box.__neg__ = lambda self: bind(_p.neg, self)
     Box.__pos__ = lambda self: self
     Box.__abs__ = lambda self: bind(_p.abs, self)

@@ -1,5 +1,6 @@
 """Functional transforms (JAX/MindSpore style): ``grad``, ``value_and_grad``, ``jvp``,
-``vjp``, ``jacobian``, ``hessian``, ``derivative``.
+``vjp``, ``jacobian`` (``jacfwd``, ``jacrev``), ``hessian``, ``hvp``, ``derivative``,
+``stop_gradient``.
 
 They take care of what every backend would otherwise repeat: ``argnums`` (an int, or a
 tuple giving a tuple of results), arguments that are nested lists/dicts of arrays,
@@ -22,7 +23,8 @@ from .backends import Backend, as_backend
 from .checks import as_input
 from .core import DiffkitError, primal, shape
 from .mode import default_backend
-from .pytree import flatten, ravel
+from .primitives.compare import without_derivatives
+from .pytree import flatten, ravel, tree_map
 from .weights import FIRST, Weights, positions
 
 BackendSpec = str | Backend
@@ -232,3 +234,46 @@ def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
         return d
 
     return wrapper
+
+
+def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
+    """The Jacobian by forward mode: one batched JVP over every input direction."""
+    return jacobian(f, argnums, backend="forward")
+
+
+def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
+    """The Jacobian by reverse mode: one backward sweep with a batch of output adjoints."""
+    return jacobian(f, argnums, backend="reverse")
+
+
+def hvp(f: Callable) -> Callable:
+    """``(x, v) -> H(x) v`` for scalar ``f``, without forming the Hessian: the JVP of the
+    reverse-mode gradient (forward-over-reverse), about the cost of two gradients.
+
+    >>> import diffkit as dk, diffkit.numpy as dnp
+    >>> dk.hvp(lambda x: dnp.sum(x ** 3))([1.0, 2.0], [1.0, 0.0])
+    array([6., 0.])
+    """
+    @functools.wraps(f)
+    def wrapper(x: Any, v: Any) -> Any:
+        a, t = _Args("hvp", (x,), 0), _Args("hvp direction", (v,), 0)
+        if [shape(u) for u in a.leaves] != [shape(u) for u in t.leaves]:
+            raise DiffkitError(f"hvp: the direction has shapes {[shape(u) for u in t.leaves]} "
+                               f"but x has {[shape(u) for u in a.leaves]}; they must match")
+        fun, rev = a.call(f, {}), as_backend("reverse")
+        return a.unpack(as_backend("forward").jvp(
+            lambda z: rev.value_and_grad(fun, z, False)[2], a.z, t.z)[1])
+
+    return wrapper
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x``'s value as a constant to every derivative being taken (JAX's
+    ``stop_gradient``; for one tensor, ``.detach()``). Under ``vmap`` it stays one value
+    per example. Works on pytrees.
+
+    >>> import diffkit as dk
+    >>> dk.grad(lambda x: x * dk.stop_gradient(x))(3.0)
+    np.float64(3.0)
+    """
+    return tree_map(without_derivatives, x)

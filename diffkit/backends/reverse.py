@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
+from ..batching import vmap
 from ..checks import as_input, check_output, check_scalar, like_input, split_aux
 from ..core import DiffkitError, new_level, primal, shape
 from ..pytree import tree_map
@@ -59,7 +60,7 @@ class ReverseBackend(Backend):
         _, leaf, y, aux = record(fun, x, has_aux)
         check_scalar(y, "grad")
         value = y.value if type(y) is Tensor else y
-        return value, aux, _pull(leaf, x, y, np.ones_like(primal(value)), False)
+        return value, aux, _pull(leaf, x, y, np.ones(shape(value), np.result_type(primal(value))), False)
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         _, leaf, y, _ = record(fun, x)
@@ -106,10 +107,11 @@ def tape_bytes(fun: Callable, x: Any) -> int:
 
 
 def _rows(y: Any, pull: Callable[[Any], Any]) -> Any:
-    """``pull(e_i)`` for every unit output direction, stacked in the shape of ``y``."""
+    """``pull(e_i)`` for every unit output direction, stacked in the shape of ``y``: one
+    backward sweep with a batch of adjoints (``vmap`` over the VJP)."""
     m = int(np.prod(shape(y)))
     seeds = np.eye(m, dtype=np.result_type(primal(y))).reshape((m,) + shape(y))
-    rows = [pull(seeds[i]) for i in range(m)]
-    if not rows:  # a zero-size output: an empty Jacobian
+    if m == 0:  # a zero-size output: an empty Jacobian
         return np.zeros(shape(y) + shape(pull(np.zeros(shape(y), np.result_type(primal(y))))))
-    return dnp.reshape(dnp.stack(rows), shape(y) + shape(rows[0]))
+    rows = pull(seeds[0])[None] if m == 1 else vmap(pull)(seeds)
+    return dnp.reshape(rows, shape(y) + shape(rows)[1:])

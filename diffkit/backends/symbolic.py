@@ -42,6 +42,7 @@ class Sym(Box):
     """A traced value: a sympy expression, or an object array of them."""
 
     __slots__ = ()
+    expression = True
 
     def _compare(self, other: Any, op: Callable) -> Any:
         point = self._interp.point

@@ -29,16 +29,17 @@ class Node:
 
     A leaf node (``prim is None``) stands for an input; ``grad`` holds its accumulated
     gradient (and a non-leaf's, after ``retain_grad``); ``bar`` is the adjoint being summed
-    during a backward sweep.
+    during a backward sweep; ``hooks`` see (and may replace) the summed adjoint.
     """
 
-    __slots__ = ("prim", "params", "inputs", "out", "parents", "seq", "grad", "retain", "bar")
+    __slots__ = ("prim", "params", "inputs", "out", "parents", "seq", "grad", "retain", "bar",
+                 "hooks")
 
     def __init__(self, prim: Primitive | None, params: dict, inputs: Sequence[Any] | None,
                  out: Any, parents: tuple[tuple[int, Node], ...]) -> None:
         self.prim, self.params, self.inputs, self.out = prim, params, inputs, out
         self.parents, self.seq = parents, next(_creation)
-        self.grad = self.bar = None
+        self.grad = self.bar = self.hooks = None
         self.retain = False
 
     def name(self) -> str:
@@ -117,21 +118,26 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False,
     creation order), and sends ``vjp_i(y_bar)`` to each parent ``i``. Returns the adjoint
     of every leaf reached and of every node marked ``retain``. Unless ``retain_graph``,
     visited nodes release what they kept. ``observe(node, parent, contribution, total)``
-    sees each step (the evaluation trace's reverse sweep).
+    sees each step (the evaluation trace's reverse sweep). A node with ``params["replay"]``
+    (a checkpoint, :mod:`diffkit.checkpoint`) kept no intermediates: the replay records its
+    segment again (newer nodes, so the sweep visits them next) and returns the node that
+    takes its adjoint.
     """
     todo = [(-n.seq, n) for n, _ in seeds]
     heapq.heapify(todo)
     queued = {id(n) for n, _ in seeds}
     for node, g in seeds:
         node.bar = g if node.bar is None else node.bar + g
-    found, sums, visited = {}, Sums(in_place=observe is None), []
+    found, sums = {}, Sums(in_place=observe is None)
     try:
         while todo:
             node = heapq.heappop(todo)[1]
-            visited.append(node)
+            queued.discard(id(node))  # its uses are all done: nothing pushes it again
             y_bar, node.bar = node.bar, None
             if y_bar is None:
                 continue
+            for hook in node.hooks or ():  # PyTorch's tensor hooks: see or replace the adjoint
+                y_bar = _checked(hook(y_bar), y_bar)
             if node.prim is None or node.retain:
                 found[node] = y_bar
             if node.prim is None:
@@ -140,21 +146,60 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False,
                 raise DiffkitError(
                     "backward through a tape that was already released by an earlier backward "
                     "pass; call backward(retain_graph=True) the first time to go back twice")
+            if "replay" in node.params:  # a checkpoint: record its segment again, sweep on
+                out = node.params["replay"]()
+                if not retain_graph:
+                    node.params = None
+                if out is not None:
+                    out.bar = y_bar if out.bar is None else out.bar + y_bar
+                    if id(out) not in queued:
+                        queued.add(id(out))
+                        heapq.heappush(todo, (-out.seq, out))
+                continue
             if type(y_bar) is np.ndarray:
                 sums.passed_on(y_bar)
             for i, parent in node.parents:
                 x_bar = sums.add(parent, node, i, y_bar)
-                if observe is not None:
-                    observe(node, parent, x_bar, parent.bar)
                 if id(parent) not in queued:
                     queued.add(id(parent))
                     heapq.heappush(todo, (-parent.seq, parent))
+                if observe is not None:
+                    observe(node, parent, x_bar, parent.bar)
             if not retain_graph:
                 node.inputs = node.out = node.params = None
-    finally:
-        for node in visited + [n for _, n in todo]:
+    finally:  # (the sweep keeps no visited list: a long tape is freed as it goes)
+        for _, node in todo:
             node.bar = None
     return found
+
+
+def _checked(new: Any, old: Any) -> Any:
+    """A hook's result: None keeps the adjoint, else it must keep its shape."""
+    if new is None:
+        return old
+    if shape(new) != shape(old):
+        raise DiffkitError(f"a gradient hook returned shape {shape(new)} for a gradient of shape "
+                           f"{shape(old)}; return None or an array of the same shape")
+    return new
+
+
+class Hooks(list):
+    """A node's hooks; :meth:`handle` gives what ``register_hook`` returns."""
+
+    def handle(self, hook: Callable[[Any], Any]) -> HookHandle:
+        self.append(hook)
+        return HookHandle(self, hook)
+
+
+class HookHandle:
+    """Returned by ``register_hook``: ``.remove()`` takes the hook off again."""
+
+    def __init__(self, hooks: Hooks, hook: Callable[[Any], Any]) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 class Sums:

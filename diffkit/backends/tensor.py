@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..checks import as_input, like_input
 from ..core import Box, DiffkitError, primal, shape
-from .tape import Node, ReverseInterpreter, backprop
+from .tape import HookHandle, Hooks, Node, ReverseInterpreter, backprop
 
 
 class Tensor(Box):
@@ -91,6 +91,17 @@ class Tensor(Box):
         if self.node is None:
             raise DiffkitError("retain_grad() on a tensor that does not require grad")
         self.node.retain = True
+
+    def register_hook(self, hook: Callable[[Any], Any]) -> HookHandle:
+        """Call ``hook(grad)`` with this tensor's gradient during every backward pass; a
+        non-None result replaces the gradient (for a leaf: before it reaches ``.grad``).
+        Returns a handle whose ``.remove()`` unregisters it (PyTorch's semantics)."""
+        if self.node is None:
+            raise DiffkitError("register_hook() on a tensor that does not require grad; create "
+                               "it with requires_grad=True")
+        if self.node.hooks is None:
+            self.node.hooks = Hooks()
+        return self.node.hooks.handle(hook)
 
     def detach(self) -> Tensor:
         """The same value, cut from the graph (no gradient flows through it)."""

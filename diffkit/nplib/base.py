@@ -18,6 +18,7 @@ from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis
 from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
 from ..core import shape as _shape_of
+from ..primitives.compare import select
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
 sin, cos, tan, arcsin, arccos, arctan = _p.sin, _p.cos, _p.tan, _p.arcsin, _p.arccos, _p.arctan
@@ -30,10 +31,9 @@ subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
-    cond = primal(cond)
-    if isinstance(cond, Box):  # a mask in a graph being traced: select is an equation
-        from ..primitives.compare import select
-
+    if not (isinstance(cond, Box) and cond.batched):
+        cond = primal(cond)
+    if isinstance(cond, Box):  # one mask per example (vmap), or a traced graph's equation
         return bind(select, cond, x, y)
     if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
         cond = _np.asarray(cond)  # (another library's condition array stays as it is)
@@ -128,6 +128,10 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
 def getitem(x: Any, idx: Any) -> Any:
     """``x[idx]``: ints, slices, None, ``...``, integer and boolean arrays."""
     idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, Box) and i.batched for i in idx):
+        raise DiffkitError("vmap: indexing with a value that differs per example (x[i], x[mask]) "
+                           "is not supported yet; select with dnp.where or one-hot weights "
+                           "(dnp.sum(x * onehot)), or keep the index unmapped (in_axes=None)")
     idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, Box, _np.ndarray)) else i
                 for i in idx)
     if any(isinstance(i, _np.ndarray) and i.dtype == object for i in idx):

@@ -7,6 +7,9 @@ a zero derivative and select passes the adjoint to the chosen side only, so they
 not in the differentiable :func:`~diffkit.primitives.table`: no interpreter ever
 differentiates a mask (a boolean value carries no tangent and receives no adjoint).
 
+The same holds under ``vmap``: a comparison of a batched value is a batch of masks, one
+per example (:func:`mask`), never the whole batch's values seen as one example.
+
 >>> import numpy as np
 >>> select(greater(np.array([1.0, -1.0]), 0.0), 2.0, 3.0).tolist()
 [2.0, 3.0]
@@ -14,11 +17,12 @@ differentiates a mask (a boolean value carries no tangent and receives no adjoin
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
-from ..core import Primitive
+from ..core import Box, DiffkitError, Primitive, bind, primal
 
 
 def _comparison(name: str, ufunc: np.ufunc, symbol: str) -> Primitive:
@@ -36,6 +40,8 @@ not_equal = _comparison("not_equal", np.not_equal, "!=")
 
 COMPARISONS = {np.greater: greater, np.greater_equal: greater_equal, np.less: less,
                np.less_equal: less_equal, np.equal: equal, np.not_equal: not_equal}
+_OPERATORS = {np.greater: operator.gt, np.greater_equal: operator.ge, np.less: operator.lt,
+              np.less_equal: operator.le, np.equal: operator.eq, np.not_equal: operator.ne}
 
 
 def _select(cond: Any, x: Any, y: Any) -> Any:
@@ -50,3 +56,33 @@ select = Primitive(
          lambda z_bar, z, c, x, y: select(c, 0.0, z_bar)),
     broadcasts=True, array_api="where",
 )
+
+
+def mask(ufunc: np.ufunc, x: Any, y: Any) -> Any:
+    """``ufunc(x, y)`` on values: a plain boolean array, or, when a batched value takes
+    part, a batched mask (one per example, see :mod:`diffkit.batching`).
+
+    Derivative boxes are looked through (a mask has no derivative); batching boxes are
+    kept, so the comparison runs through their batching rules.
+
+    >>> mask(np.greater, np.array([1.0, -1.0]), 0.0).tolist()
+    [True, False]
+    """
+    if any(isinstance(v, Box) and v.expression for v in (x, y)):  # formulas compare as such
+        return _OPERATORS[ufunc](primal(x), primal(y))
+    a, b = without_derivatives(x), without_derivatives(y)
+    if isinstance(a, Box) or isinstance(b, Box):
+        return bind(COMPARISONS[ufunc], a, b)
+    return _OPERATORS[ufunc](a, b)  # (another library's arrays compare as they do)
+
+
+def without_derivatives(x: Any) -> Any:
+    """``x`` with only its batching boxes left (Dual and Tensor boxes are looked through):
+    its value, one per example under ``vmap``, as a constant to every derivative."""
+    if not isinstance(x, Box) or x.abstract:  # (a traced graph's value is the bottom)
+        return x
+    if x.expression:
+        raise DiffkitError("stop_gradient is n/a on the symbolic backend: a closed form has no "
+                           "constant copy of a variable; use the forward or reverse backend")
+    inner = without_derivatives(x.value)
+    return type(x)(x._interp, inner) if x.batched else inner

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, NotApplicable, Primitive, ndim, primal, shape
+from .compare import mask, select
 from .structure import align
 
 
@@ -105,13 +106,13 @@ def _dpow_dx(x: Any, y: Any) -> Any:
     """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0)."""
     if not isinstance(y, Box) and np.ndim(y) == 0:  # a constant exponent: the common case
         return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * x ** (y - 1))
-    return where(y * x ** (y - 1), 0.0, cond=primal(y) != 0)
+    return select(mask(np.not_equal, y, 0.0), y * x ** (y - 1), 0.0)  # (per example: vmap)
 
 
 def _dpow_dy(z: Any, x: Any) -> Any:
     """d(x**y)/dy = x^y log x, exactly 0 where x == 0 (the double-where keeps log(0) out)."""
-    at_zero = primal(x) == 0
-    return where(0.0, z * log(where(1.0, x, cond=at_zero)), cond=at_zero)
+    at_zero = mask(np.equal, x, 0.0)  # (one mask per example under vmap)
+    return select(at_zero, 0.0, z * log(select(at_zero, 1.0, x)))
 
 
 power = Primitive(
@@ -125,10 +126,9 @@ power = Primitive(
 )
 
 
-def _share(x: Any, y: Any) -> np.ndarray:
+def _share(x: Any, y: Any) -> Any:
     """Weight of x in max(x, y): 1 where x wins, 1/2 at ties (as JAX and PyTorch do)."""
-    px, py = primal(x), primal(y)
-    return np.where(px > py, 1.0, np.where(px == py, 0.5, 0.0))
+    return select(mask(np.greater, x, y), 1.0, select(mask(np.equal, x, y), 0.5, 0.0))
 
 
 maximum = Primitive(

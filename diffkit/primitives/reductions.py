@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core import Box, Primitive, ndim, primal, shape
 from ..core import shape as shape_of
-from .elementwise import exp, where
+from .compare import mask, select
+from .elementwise import exp
 from .structure import getitem, reshape
 
 Axes = tuple[int, ...]
@@ -76,15 +77,16 @@ def _others(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
     that keep their own derivatives (the product ``p`` of the non-zero entries and
     ``q`` of the zero ones), so second derivatives at zeros are exact too.
     """
-    zero = primal(x) == 0  # a plain mask, or a traced one in a static graph
+    zero = mask(np.equal, x, 0.0)  # per example under vmap; a traced mask in a static graph
     if not isinstance(zero, Box) and not zero.any():  # (a traced mask takes the general form)
         return _expand(y, x, axis, keepdims) / x
-    count = np.sum(zero, axis=axis, keepdims=True)  # zeros per lane
-    p = prod(where(1.0, x, cond=zero), axis=axis, keepdims=True)
-    q = prod(where(x, 1.0, cond=zero), axis=axis, keepdims=True)  # 0, with a derivative
-    other_zeros = where(1.0, where(sum(where(x, 0.0, cond=zero), axis=axis, keepdims=True) - x,
-                                   0.0, cond=count == 2), cond=count == 1)
-    return where(p * other_zeros, q * p / where(1.0, x, cond=zero), cond=zero)
+    count = sum(zero, axis=axis, keepdims=True)  # zeros per lane
+    p = prod(select(zero, 1.0, x), axis=axis, keepdims=True)
+    q = prod(select(zero, x, 1.0), axis=axis, keepdims=True)  # 0, with a derivative
+    other_zeros = select(mask(np.equal, count, 1), 1.0,
+                         select(mask(np.equal, count, 2),
+                                sum(select(zero, x, 0.0), axis=axis, keepdims=True) - x, 0.0))
+    return select(zero, p * other_zeros, q * p / select(zero, 1.0, x))
 
 
 prod = Primitive(
@@ -97,10 +99,10 @@ prod = Primitive(
 )
 
 
-def _winners(y: Any, x: Any, axis: Axes, keepdims: bool) -> np.ndarray:
+def _winners(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
     """Weights of the entries that attain the max (or min); ties share equally."""
-    hit = primal(x) == primal(_expand(y, x, axis, keepdims))
-    return hit / np.sum(hit, axis=axis, keepdims=True)
+    hit = mask(np.equal, x, _expand(y, x, axis, keepdims))
+    return hit / sum(hit, axis=axis, keepdims=True)
 
 
 def lanes(x: np.ndarray, axis: Axes, keepdims: bool, fn: Any) -> Any:

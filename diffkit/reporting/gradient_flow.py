@@ -80,10 +80,23 @@ def initialize(model: nn.Module, init: str, rng: np.random.Generator) -> None:
 
 
 def layer_norms(model: nn.Module, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """||dL/dW_l|| for every Linear layer, input side first (one backward pass)."""
-    model.zero_grad()
-    nn.cross_entropy(model(X), y).backward()
-    return np.array([np.linalg.norm(lin.weight.grad) for lin in linears(model)])
+    """||dL/dW_l|| for every Linear layer, input side first (one backward pass), seen by
+    gradient hooks on the weights as the gradients flow back."""
+    layers = linears(model)
+    norms = np.zeros(len(layers))
+
+    def watch(k: int) -> Any:
+        def hook(g: np.ndarray) -> None:
+            norms[k] = np.linalg.norm(g)
+        return hook
+
+    handles = [lin.weight.register_hook(watch(k)) for k, lin in enumerate(layers)]
+    try:
+        nn.cross_entropy(model(X), y).backward()
+    finally:
+        for h in handles:
+            h.remove()
+    return norms
 
 
 def mean_norms(setup: dict, depth: int, activation: str, architecture: str, init: str,
