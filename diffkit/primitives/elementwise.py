@@ -102,10 +102,16 @@ div = Primitive(
 
 
 def _dpow_dx(x: Any, y: Any) -> Any:
-    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0)."""
+    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0).
+
+    Where y == 0 the product ``y * x^(y-1)`` is kept, not replaced by a constant, so its
+    derivative in y (the mixed second derivative, 1/x) survives; only at x = y = 0 the
+    base is swapped for 1 (nothing infinite is computed) and the result is the constant 0.
+    """
     if not isinstance(y, Box) and np.ndim(y) == 0:  # a constant exponent: the common case
         return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * x ** (y - 1))
-    return where(y * x ** (y - 1), 0.0, cond=primal(y) != 0)
+    both_zero = (primal(y) == 0) & (primal(x) == 0)
+    return where(0.0, y * where(1.0, x, cond=both_zero) ** (y - 1), cond=both_zero)
 
 
 def _dpow_dy(z: Any, x: Any) -> Any:
