@@ -55,7 +55,8 @@ class _Args:
             leaves += [as_input(v, f"{transform}: argument {i}") for v in ls]
             self.rebuilds.append((len(ls), rebuild))
         self.leaves = leaves
-        self.z, self.unravel = ravel(leaves)
+        # (no leaves at all, as in f({}): an empty vector, and empty results, as JAX)
+        self.z, self.unravel = ravel(leaves) if leaves else (np.zeros(0), lambda z: [])
 
     def call(self, f: Callable, kwargs: dict) -> Callable[[Any], Any]:
         """``f`` as a function of ``z`` alone (``f`` itself when it takes just ``z``, so
@@ -79,7 +80,7 @@ class _Args:
 
     def unpack(self, g: Any) -> Any:
         """A result with the shape of ``z`` (or ``out + z``) back in the arguments' shapes."""
-        return self._structure(self.unravel(g) if len(self.leaves) > 1 else [g])
+        return self._structure(self.unravel(g) if len(self.leaves) != 1 else [g])
 
     def unpack_square(self, h: Any) -> Any:
         """A result with the shape ``z + z`` (a Hessian) in the arguments' structure, twice
