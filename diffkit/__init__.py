@@ -13,7 +13,7 @@ import importlib
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, NotApplicable, backend, backends
 from .backends.record import record
-from .backends.tensor import Tensor, gradients, no_grad, tensor
+from .backends.tensor import Tensor, as_tensor, from_numpy, gradients, no_grad, tensor
 from .core import DiffkitError
 from .graph import graph
 from .mode import get_mode, set_mode
@@ -36,7 +36,7 @@ def __getattr__(name: str):
 
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "backend", "backends",
-           "compare", "data", "derivative", "derive", "get_mode", "grad", "graph", "gradients",
-           "hessian", "jacobian", "jit", "jvp", "make_graph", "nn", "no_grad", "optim", "record",
-           "set_mode", "tensor", "trace", "value_and_grad", "vjp"]
+__all__ = ["Backend", "DiffkitError", "NotApplicable", "Tensor", "advise", "as_tensor", "backend",
+           "backends", "compare", "data", "derivative", "derive", "from_numpy", "get_mode", "grad",
+           "graph", "gradients", "hessian", "jacobian", "jit", "jvp", "make_graph", "nn", "no_grad",
+           "optim", "record", "set_mode", "tensor", "trace", "value_and_grad", "vjp"]
