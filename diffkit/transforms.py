@@ -285,15 +285,24 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         a = _Args("jacobian", args, argnums)
         fun = a.call(out, kwargs)
-        be = as_backend(backend) if backend is not None else _cheaper_mode(fun, a.z)
-        return out.unpack(args, kwargs, be.jacobian(fun, a.z), a.unpack)
+        jac = as_backend(backend).jacobian(fun, a.z) if backend is not None else \
+            _cheaper_jacobian(fun, a.z)
+        return out.unpack(args, kwargs, jac, a.unpack)
 
     return wrapper
 
 
-def _cheaper_mode(fun: Callable, z: Any) -> Backend:
-    n, m = np.size(primal(z)), np.size(primal(fun(z)))
-    return as_backend("forward" if n <= m else "reverse")
+def _cheaper_jacobian(fun: Callable, z: Any) -> Any:
+    """Forward mode when there are no more inputs than outputs (a pass per input), else
+    reverse mode (a pass per output) on the one recording that told the output's size."""
+    y, pull = as_backend("reverse").vjp(fun, z)
+    n, m = np.size(primal(z)), np.size(primal(y))
+    if n <= m:
+        return as_backend("forward").jacobian(fun, z)
+    seeds = np.eye(m, dtype=np.result_type(primal(y))).reshape((m,) + shape(y))
+    rows = [pull(seed) for seed in seeds]
+    return dnp.reshape(dnp.stack(rows), shape(y) + shape(z)) if rows else \
+        np.zeros(shape(y) + shape(z), np.result_type(primal(y)))
 
 
 def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:
