@@ -110,7 +110,7 @@ class _Outputs:
 
     def __init__(self, f: Callable) -> None:
         self.f = weakref.ref(f) if _weakly_held(f) else (lambda: f)
-        self.trees: dict[tuple, tuple[Callable, list[tuple[int, ...]]] | None] = {}
+        self.trees: dict[tuple, tuple[Callable, list[tuple[int, ...]], Any] | None] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.f()(*args, **kwargs)
@@ -121,7 +121,7 @@ class _Outputs:
             return out
         if not leaves:
             raise DiffkitError("the function returned an empty structure; return an array")
-        self.trees[key] = (rebuild, [shape(v) for v in leaves])
+        self.trees[key] = (rebuild, [shape(v) for v in leaves], rebuild(list(range(len(leaves)))))
         return ravel([dnp.reshape(v, (-1,)) for v in leaves])[0]
 
     def unpack(self, args: tuple, kwargs: dict, r: Any, trailing: Any = None) -> Any:
@@ -131,7 +131,7 @@ class _Outputs:
         trailing = trailing or (lambda v: v)
         if tree is None:
             return trailing(r)
-        rebuild, shapes = tree
+        rebuild, shapes, _ = tree
         blocks, start = [], 0
         for s in shapes:
             n = math.prod(s)
@@ -145,11 +145,28 @@ class _Outputs:
         tree = self.trees.get(_shapes(args, kwargs))
         if tree is None:
             return y_bar
-        leaves, _ = flatten(y_bar)
-        if [shape(v) for v in leaves] != tree[1]:
-            raise DiffkitError(f"vjp: the cotangent's leaves have shapes {[shape(v) for v in leaves]}"
-                               f" but the output's are {tree[1]}; give one per output, same shapes")
+        _, shapes, like = tree
+        leaves = _leaves_like(y_bar, like)
+        if leaves is None or [shape(v) for v in leaves] != shapes:
+            raise DiffkitError("vjp: the cotangent must have the structure and shapes of the "
+                               f"output (leaf shapes {shapes}); give one array per output")
         return np.concatenate([np.reshape(np.asarray(v, dtype=float), -1) for v in leaves])
+
+
+def _leaves_like(tree: Any, like: Any) -> list[Any] | None:
+    """The leaves of ``tree`` in the order of ``like`` (same containers, dict keys matched by
+    name; a tuple of numbers is structure here), or None where the structures differ."""
+    if isinstance(like, dict):
+        if not isinstance(tree, dict) or set(tree) != set(like):
+            return None
+        parts = [_leaves_like(tree[k], like[k]) for k in like]
+    elif isinstance(like, (list, tuple)):
+        if not isinstance(tree, (list, tuple)) or len(tree) != len(like):
+            return None
+        parts = [_leaves_like(t, k) for t, k in zip(tree, like)]
+    else:
+        return [tree]
+    return None if any(p is None for p in parts) else [v for p in parts for v in p]
 
 
 _OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -363,23 +380,27 @@ def _check_elementwise(f: Callable, x: Any) -> None:
 
     ``derivative`` computes J·1 (forward) or 1ᵀJ (reverse): both are the diagonal of J
     only when J is diagonal. Probe, on plain arrays: move a fixed pseudo-random half of
-    the entries; an elementwise f leaves the other half of its output bit-for-bit alone.
+    the entries, then the first entry alone; an elementwise f leaves the output entries of
+    the unmoved ones bit-for-bit alone.
     """
     if np.size(x) < 2:
         return
-    moved = np.random.default_rng(0).random(np.shape(x)) < 0.5
-    moved.flat[:2] = True, False
+    half = np.random.default_rng(0).random(np.shape(x)) < 0.5
+    half.flat[:2] = True, False
+    first = np.zeros(np.shape(x), bool)
+    first.flat[0] = True  # (catches what a half maps to itself: x[::-1] moves its middle)
     try:
         with np.errstate(all="ignore"):
             y0 = np.asarray(primal(f(x)))
-            y1 = np.asarray(primal(f(np.where(moved, x + 0.25 * (1.0 + np.abs(x)), x))))
+            ys = [(moved, np.asarray(primal(f(np.where(moved, x + 0.25 * (1.0 + np.abs(x)), x)))))
+                  for moved in (half, first)] if y0.shape == np.shape(x) else []
     except Exception:  # f runs on plain arrays only inside a transform: the backend judges it
         return
     if y0.shape != np.shape(x):
         raise DiffkitError(
             f"derivative needs f applied elementwise (output shape {np.shape(x)}), got shape "
             f"{y0.shape}; use dk.grad for f: Rⁿ → R and dk.jacobian for Rⁿ → Rᵐ")
-    if not np.array_equal(y0[~moved], y1[~moved], equal_nan=True):
+    if not all(np.array_equal(y0[~moved], y[~moved], equal_nan=True) for moved, y in ys):
         raise DiffkitError(
             "derivative needs f applied elementwise, but an output entry of f changes when "
             "other input entries change (f mixes entries: a sum, an index, a matmul...); "
