@@ -58,7 +58,7 @@ def test_jacobian_and_jvp_of_a_scalar_broadcast_to_a_vector(jax: Any) -> None:
 def test_mixed_second_derivative_of_a_power_at_exponent_zero() -> None:
     # x**y: d²/dx dy = x^(y-1) (1 + y log x) = 1/x at y = 0; d²/dy² = x^y log² x
     expected = [[0.0, 1 / 1.7], [1 / 1.7, math.log(1.7) ** 2]]
-    for backend in [None, *AD]:
+    for backend in [None, *AD, "compiled"]:
         h = dk.hessian(lambda v: v[0] ** v[1], backend=backend)(np.array([1.7, 0.0]))
         assert_close(h, expected, rtol=1e-15)
     nested = dk.grad(lambda y: dk.grad(lambda x: x ** y)(1.7))(0.0)
@@ -70,7 +70,7 @@ def test_mixed_second_derivative_of_a_power_at_exponent_zero() -> None:
 
 def test_power_at_zero_base_and_exponent_is_zero_and_symmetric() -> None:
     """The documented convention at x = y = 0 (docs/edge-cases.md): every derivative 0."""
-    for backend in [None, *AD]:
+    for backend in [None, *AD, "compiled"]:
         h = dk.hessian(lambda v: v[0] ** v[1], backend=backend)(np.array([0.0, 0.0]))
         np.testing.assert_array_equal(h, np.zeros((2, 2)))
     for backend in AD:

@@ -110,7 +110,7 @@ def _dpow_dx(x: Any, y: Any) -> Any:
     """
     if not isinstance(y, Box) and np.ndim(y) == 0:  # a constant exponent: the common case
         return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * x ** (y - 1))
-    both_zero = (primal(y) == 0) & (primal(x) == 0)
+    both_zero = np.abs(primal(x)) + np.abs(primal(y)) == 0  # (a mask the compiled tracer can record too)
     return where(0.0, y * where(1.0, x, cond=both_zero) ** (y - 1), cond=both_zero)
 
 
