@@ -411,3 +411,16 @@ def test_reference_of_a_root_of_a_rational_power():
     r = run_isolated(lambda: {"d": float(reference(f, 1.7).derivative)}, timeout=8, memory_mb=1000)
     assert r["status"] == "ok", r
     assert r["d"] == pytest.approx(dk.grad(f)(1.7), rel=1e-14)
+
+
+def test_symbolic_hessian_of_a_clipped_logsumexp_of_wheres():
+    """Regression (soak, seed 2): printing Max/Min as numpy calls handed an opaque call to
+    SymPy's Min, which refused it ("not comparable"); the clip is flat at x, H = 0."""
+    def f(x):
+        v1 = dnp.minimum(x, np.array([[2.0], [-1.25]]))
+        v2 = dnp.where(v1 < -1.75, v1, np.array([[3.0], [-0.75]]))
+        return dnp.clip(dnp.logsumexp(v2, axis=(0, 1)), -1.0, 0.0)
+
+    x = np.array([0.3])
+    assert reference(f, x, "hessian").derivative == 0.0
+    np.testing.assert_array_equal(dk.hessian(f, backend="symbolic")(x), [[0.0]])

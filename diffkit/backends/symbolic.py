@@ -428,12 +428,32 @@ def _ite(cond: Any, a: Any, b: Any) -> Any:
 
 def numpy_ready(e: Any) -> Any:
     """``e`` as lambdify should print it: Piecewise, ITE, Heaviside, Max and Min as calls to
-    :data:`NUMPY_CALLS`, and SymPy's complex infinity (1/0 in an unselected branch) as NaN."""
-    e = sp.sympify(e).replace(sp.Piecewise, _fold).replace(
-        sp.ITE, _ite).replace(
-        sp.Heaviside, lambda u, *h0: _HEAVISIDE(u)).replace(
-        sp.Max, lambda *a: _MAX(*a)).replace(sp.Min, lambda *a: _MIN(*a))
-    return e.xreplace({sp.zoo: sp.nan})
+    :data:`NUMPY_CALLS`, and SymPy's complex infinity (1/0 in an unselected branch) as NaN.
+
+    Rebuilt top-down with a memo, never handing an opaque call to Max or Min (whose
+    constructors refuse arguments they cannot compare)."""
+    memo: dict[Any, Any] = {}
+    opaque = {sp.Max: _MAX, sp.Min: _MIN}
+
+    def walk(a: Any) -> Any:
+        if a not in memo:
+            if not a.args:
+                memo[a] = sp.nan if a == sp.zoo else a
+            else:
+                args = [walk(b) for b in a.args]
+                if isinstance(a, sp.Piecewise):
+                    memo[a] = _fold(*[pair.args for pair in args])
+                elif isinstance(a, sp.ITE):
+                    memo[a] = _ite(*args)
+                elif isinstance(a, sp.Heaviside):
+                    memo[a] = _HEAVISIDE(args[0])
+                elif type(a) in opaque:
+                    memo[a] = opaque[type(a)](*args)
+                else:
+                    memo[a] = a.func(*args)
+        return memo[a]
+
+    return walk(sp.sympify(e))
 
 
 class SymbolicBackend(Backend):
