@@ -147,7 +147,7 @@ def ravel(x: Any, order: str = "C") -> Any:
 def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     """``x`` with new size-1 axes at the positions ``axis`` of the result (as numpy).
 
-    >>> expand_dims(ones((2, 3)), (0, -1)).shape
+    >>> expand_dims(_np.ones((2, 3)), (0, -1)).shape
     (1, 2, 3, 1)
     """
     axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
