@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--memory", type=float, default=4096.0,
                     help="MB for each reference / symbolic cell (isolated)")
     ap.add_argument("--max-lane", type=int, default=5,
-                    help="largest max/min reduction lane (>= 5 reaches known bug B4; slow symbolic)")
+                    help="largest max/min reduction lane (>= 5: slow symbolic setup)")
     ap.add_argument("--smooth-after-loops", dest="smooth_after_loops", action="store_true",
                     help="no clip/maximum/where after loops (they once hit bug B6, now fixed)")
     ap.add_argument("--no-shrink", dest="shrink", action="store_false")

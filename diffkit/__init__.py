@@ -13,7 +13,7 @@ import importlib
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, NotApplicable, backend, backends
 from .backends.record import record
-from .backends.tensor import Tensor, gradients, no_grad, tensor
+from .backends.tensor import Tensor, as_tensor, from_numpy, gradients, no_grad, tensor
 from .batching import vmap
 from .checkpoint import checkpoint, checkpoint_loop
 from .core import DiffkitError
@@ -41,9 +41,9 @@ def __getattr__(name: str):
 
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "DiffkitError", "Function", "NotApplicable", "Tensor", "advise", "backend",
-           "backends", "check_grads", "checkpoint", "checkpoint_loop", "compare", "custom_jvp",
-           "custom_vjp", "data", "derivative", "derive", "get_mode", "grad", "gradients", "graph",
-           "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "make_graph", "nn",
-           "no_grad", "optim", "record", "set_mode", "stop_gradient", "tensor", "trace",
-           "value_and_grad", "vjp", "vmap"]
+__all__ = ["Backend", "DiffkitError", "Function", "NotApplicable", "Tensor", "advise", "as_tensor",
+           "backend", "backends", "check_grads", "checkpoint", "checkpoint_loop", "compare",
+           "custom_jvp", "custom_vjp", "data", "derivative", "derive", "from_numpy", "get_mode",
+           "grad", "gradients", "graph", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jit",
+           "jvp", "make_graph", "nn", "no_grad", "optim", "record", "set_mode", "stop_gradient",
+           "tensor", "trace", "value_and_grad", "vjp", "vmap"]

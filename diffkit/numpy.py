@@ -15,6 +15,8 @@ indices) and call a primitive from :mod:`diffkit.primitives`, or compose primiti
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import numpy as _np
@@ -63,17 +65,57 @@ def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kw
     raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
 
 
+# numpy arguments that change nothing at these values (dropped before calling diffkit.numpy)
+_NEUTRAL = {"out": None, "where": True, "casting": "same_kind", "subok": False, "order": "C",
+            "copy": None, "dtype": None}
+
+
 def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
     """``np.sum(box)`` and friends land here (``Box.__array_function__``); anything
-    unsupported is a clear error."""
+    unsupported is a clear error.
+
+    The call is read with numpy's own signature (so ``np.sum(x, 0, None, None, True)``
+    and ``np.clip(x, a_min=0)`` mean what numpy says), then passed on by name.
+    """
     name = func.__name__
     if name in _SHAPE_QUERIES:
         return func(*(primal(a) for a in args), **kwargs)
     if func.__module__ == "numpy.linalg" and name in linalg.__all__:
         return getattr(linalg, name)(*args, **kwargs)
-    if name in _FUNCTIONS:
-        return globals()[{"amax": "max", "amin": "min"}.get(name, name)](*args, **kwargs)
-    raise _unsupported(f"{func.__module__}.{name}()")
+    if name not in _FUNCTIONS:
+        raise _unsupported(f"{func.__module__}.{name}()")
+    ours = globals()[{"amax": "max", "amin": "min"}.get(name, name)]
+    theirs = _signature(func)
+    try:
+        bound = theirs.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise DiffkitError(f"numpy.{name}(): {exc}") from None
+    positional, named = [], {}
+    for key, value in bound.arguments.items():
+        param = theirs.parameters[key]
+        if param.kind is param.VAR_KEYWORD:  # (np.clip's **kwargs)
+            named.update(value)
+        elif param.kind is param.POSITIONAL_ONLY or param.default is param.empty:
+            positional.append(value)
+        else:
+            named[key] = value
+    accepted = _signature(ours).parameters
+    for key, value in list(named.items()):
+        if key not in accepted:
+            if not (key in _NEUTRAL and _same(value, _NEUTRAL[key])):
+                raise DiffkitError(f"numpy.{name}(): the argument {key}={value!r:.30} is not "
+                                   "supported on values being differentiated; leave it out")
+            del named[key]
+    return ours(*positional, **named)
+
+
+def _same(value: Any, neutral: Any) -> bool:
+    return value is neutral or (isinstance(value, (bool, str)) and value == neutral)
+
+
+@functools.cache
+def _signature(fn: Any) -> inspect.Signature:
+    return inspect.signature(fn)
 
 
 def _install_operators() -> None:

@@ -14,11 +14,14 @@ turning ints into floats, clear errors. A backend then sees a function of one ar
 from __future__ import annotations
 
 import functools
+import math
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from . import numpy as dnp
 from .backends import Backend, as_backend
 from .checks import as_input
 from .core import DiffkitError, primal, shape
@@ -54,7 +57,8 @@ class _Args:
             leaves += [as_input(v, f"{transform}: argument {i}") for v in ls]
             self.rebuilds.append((len(ls), rebuild))
         self.leaves = leaves
-        self.z, self.unravel = ravel(leaves)
+        # (no leaves at all, as in f({}): an empty vector, and empty results, as JAX)
+        self.z, self.unravel = ravel(leaves) if leaves else (np.zeros(0), lambda z: [])
 
     def call(self, f: Callable, kwargs: dict) -> Callable[[Any], Any]:
         """``f`` as a function of ``z`` alone (``f`` itself when it takes just ``z``, so
@@ -78,9 +82,117 @@ class _Args:
 
     def unpack(self, g: Any) -> Any:
         """A result with the shape of ``z`` (or ``out + z``) back in the arguments' shapes."""
-        leaves = self.unravel(g) if len(self.leaves) > 1 else [g]
+        return self._structure(self.unravel(g) if len(self.leaves) != 1 else [g])
+
+    def unpack_square(self, h: Any) -> Any:
+        """A result with the shape ``z + z`` (a Hessian) in the arguments' structure, twice
+        nested as JAX does: entry [i][j] is the block of leaves i and j."""
+        if len(self.leaves) == 1:
+            return self._structure([self._structure([h])])
+        shapes = [shape(x) for x in self.leaves]
+        ends = np.cumsum([math.prod(s) for s in shapes])
+        spans = [(int(e) - math.prod(s), int(e), s) for e, s in zip(ends, shapes)]
+        h = np.asarray(h)
+        return self._structure([self._structure([h[a:b, c:d].reshape(si + sj)
+                                                 for c, d, sj in spans]) for a, b, si in spans])
+
+    def _structure(self, leaves: list[Any]) -> Any:
         parts = self._split([v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in leaves])
         return parts[0] if self.single else tuple(parts)
+
+
+class _Outputs:
+    """``f`` with a pytree output (a tuple or dict of arrays) seen as one flat vector.
+
+    Backends differentiate functions with one array out; this wrapper gives them that,
+    and remembers the structure (per input shapes) to rebuild results. A function that
+    returns one array passes through untouched. One wrapper per ``f`` (kept while ``f``
+    lives), so backends that cache per function (symbolic) still find their cache.
+    """
+
+    def __init__(self, f: Callable) -> None:
+        self.f = weakref.ref(f) if _weakly_held(f) else (lambda: f)
+        self.trees: dict[tuple, tuple[Callable, list[tuple[int, ...]], Any] | None] = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.f()(*args, **kwargs)
+        leaves, rebuild = flatten(out)
+        key = _shapes(args, kwargs)
+        if len(leaves) == 1 and leaves[0] is out:
+            self.trees[key] = None
+            return out
+        if not leaves:
+            raise DiffkitError("the function returned an empty structure; return an array")
+        self.trees[key] = (rebuild, [shape(v) for v in leaves], rebuild(list(range(len(leaves)))))
+        return ravel([dnp.reshape(v, (-1,)) for v in leaves])[0]
+
+    def unpack(self, args: tuple, kwargs: dict, r: Any, trailing: Any = None) -> Any:
+        """A result whose leading axis runs over the flat output, in the output's structure
+        (``trailing(block)`` maps each block, e.g. into the arguments' structure)."""
+        tree = self.trees.get(_shapes(args, kwargs))
+        trailing = trailing or (lambda v: v)
+        if tree is None:
+            return trailing(r)
+        rebuild, shapes, _ = tree
+        blocks, start = [], 0
+        for s in shapes:
+            n = math.prod(s)
+            block = r[start:start + n]
+            blocks.append(trailing(np.reshape(block, s + np.shape(block)[1:])))
+            start += n
+        return rebuild(blocks)
+
+    def ravel(self, args: tuple, kwargs: dict, y_bar: Any) -> Any:
+        """A cotangent (or tangent) given in the output's structure, as one flat vector."""
+        tree = self.trees.get(_shapes(args, kwargs))
+        if tree is None:
+            return y_bar
+        _, shapes, like = tree
+        leaves = _leaves_like(y_bar, like)
+        if leaves is None or [shape(v) for v in leaves] != shapes:
+            raise DiffkitError("vjp: the cotangent must have the structure and shapes of the "
+                               f"output (leaf shapes {shapes}); give one array per output")
+        return np.concatenate([np.reshape(np.asarray(v, dtype=float), -1) for v in leaves])
+
+
+def _leaves_like(tree: Any, like: Any) -> list[Any] | None:
+    """The leaves of ``tree`` in the order of ``like`` (same containers, dict keys matched by
+    name; a tuple of numbers is structure here), or None where the structures differ."""
+    if isinstance(like, dict):
+        if not isinstance(tree, dict) or set(tree) != set(like):
+            return None
+        parts = [_leaves_like(tree[k], like[k]) for k in like]
+    elif isinstance(like, (list, tuple)):
+        if not isinstance(tree, (list, tuple)) or len(tree) != len(like):
+            return None
+        parts = [_leaves_like(t, k) for t, k in zip(tree, like)]
+    else:
+        return [tree]
+    return None if any(p is None for p in parts) else [v for p in parts for v in p]
+
+
+_OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _outputs(f: Callable) -> _Outputs:
+    """The one :class:`_Outputs` wrapper of ``f``."""
+    if not _weakly_held(f):
+        return _Outputs(f)
+    if f not in _OUTPUTS:
+        _OUTPUTS[f] = _Outputs(f)
+    return _OUTPUTS[f]
+
+
+def _weakly_held(f: Any) -> bool:
+    try:
+        weakref.ref(f)
+    except TypeError:  # (builtins, ufuncs)
+        return False
+    return True
+
+
+def _shapes(args: tuple, kwargs: dict) -> tuple:
+    return tuple(shape(v) for v in flatten((args, kwargs))[0])
 
 
 def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
@@ -143,6 +255,10 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
     >>> dk.jvp(dnp.sin, (0.0,), (2.0,))
     (np.float64(0.0), np.float64(2.0))
     """
+    for name, seq in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(seq, (tuple, list)):
+            raise DiffkitError(f"jvp: {name} must be a tuple or list with one entry per argument "
+                               f"of f, got {type(seq).__name__}; write dk.jvp(f, (x,), (v,))")
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise DiffkitError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; "
@@ -152,7 +268,9 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
     if [shape(x) for x in a.leaves] != [shape(x) for x in t.leaves]:
         raise DiffkitError(f"jvp: tangent shapes {[shape(x) for x in t.leaves]} do not match "
                            f"primal shapes {[shape(x) for x in a.leaves]}")
-    return as_backend(backend).jvp(a.call(f, {}), a.z, t.z)
+    out = _outputs(f)
+    y, y_dot = as_backend(backend).jvp(a.call(out, {}), a.z, t.z)
+    return out.unpack(primals, {}, y), out.unpack(primals, {}, y_dot)
 
 
 def vjp(f: Callable, *primals: Any, backend: BackendSpec | None = None) -> tuple[Any, Callable]:
@@ -164,52 +282,71 @@ def vjp(f: Callable, *primals: Any, backend: BackendSpec | None = None) -> tuple
     (np.float64(3.0),)
     """
     a = _Args("vjp", primals, tuple(range(len(primals))))
-    y, pull = as_backend(default_backend() if backend is None else backend).vjp(a.call(f, {}), a.z)
-    return y, lambda y_bar: a.unpack(pull(y_bar))
+    out = _outputs(f)
+    y, pull = as_backend(default_backend() if backend is None else backend).vjp(a.call(out, {}), a.z)
+    return out.unpack(primals, {}, y), lambda y_bar: a.unpack(pull(out.ravel(primals, {}, y_bar)))
 
 
 def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:
-    """The Jacobian, shape ``f(x).shape + x.shape``.
+    """The Jacobian, shape ``f(x).shape + x.shape``; for a tuple or dict output, a tuple
+    or dict of those (as JAX).
 
     With ``backend=None`` it picks forward mode when there are no more inputs than
     outputs (a pass per input), reverse mode otherwise (a pass per output).
+
+    >>> import diffkit as dk
+    >>> dk.jacobian(lambda x: {"twice": 2 * x, "square": x * x})(3.0)
+    {'twice': np.float64(2.0), 'square': np.float64(6.0)}
     """
+    out = _outputs(f)
+
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         a = _Args("jacobian", args, argnums)
-        fun = a.call(f, kwargs)
-        be = as_backend(backend) if backend is not None else _cheaper_mode(fun, a.z)
-        return a.unpack(be.jacobian(fun, a.z))
+        fun = a.call(out, kwargs)
+        jac = as_backend(backend).jacobian(fun, a.z) if backend is not None else \
+            _cheaper_jacobian(fun, a.z)
+        return out.unpack(args, kwargs, jac, a.unpack)
 
     return wrapper
 
 
-def _cheaper_mode(fun: Callable, z: Any) -> Backend:
-    n, m = np.size(primal(z)), np.size(primal(fun(z)))
-    return as_backend("forward" if n <= m else "reverse")
+def _cheaper_jacobian(fun: Callable, z: Any) -> Any:
+    """Forward mode when there are no more inputs than outputs (a pass per input), else
+    reverse mode (a pass per output) on the one recording that told the output's size."""
+    y, pull = as_backend("reverse").vjp(fun, z)
+    n, m = np.size(primal(z)), np.size(primal(y))
+    if n <= m:
+        return as_backend("forward").jacobian(fun, z)
+    seeds = np.eye(m, dtype=np.result_type(primal(y))).reshape((m,) + shape(y))
+    rows = [pull(seed) for seed in seeds]
+    return dnp.reshape(dnp.stack(rows), shape(y) + shape(z)) if rows else \
+        np.zeros(shape(y) + shape(z), np.result_type(primal(y)))
 
 
-def hessian(f: Callable, argnums: int = 0, *, backend: BackendSpec | None = None) -> Callable:
-    """Second derivatives, shape ``x.shape + x.shape``.
+def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:
+    """Second derivatives, shape ``x.shape + x.shape``. With several arguments
+    (``argnums`` a tuple) or a dict/list argument, the blocks come nested as JAX gives
+    them: ``H[i][j]`` is the block of arguments (leaves) i and j.
 
     Default: forward-over-reverse (a forward-mode Jacobian of the reverse-mode
     gradient); ``backend="reverse"`` is reverse-over-reverse, ``"forward"``
     forward-over-forward.
-    """
-    if not isinstance(argnums, (int, np.integer)):
-        raise DiffkitError("hessian: argnums must be one int; for several arguments put them "
-                           "in one array (or use jacobian of grad)")
 
+    >>> import diffkit as dk
+    >>> dk.hessian(lambda x, y: x * x * y, argnums=(0, 1))(1.0, 2.0)
+    ((np.float64(4.0), np.float64(2.0)), (np.float64(2.0), np.float64(0.0)))
+    """
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         a = _Args("hessian", args, argnums)
-        if len(a.leaves) != 1:
-            raise DiffkitError("hessian: the differentiated argument must be one array")
         fun = a.call(f, kwargs)
         if backend is not None:
-            return as_backend(backend).hessian(fun, a.z)
-        rev = as_backend("reverse")
-        return as_backend("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2], a.z)
+            h = as_backend(backend).hessian(fun, a.z)
+        else:
+            rev = as_backend("reverse")
+            h = as_backend("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2], a.z)
+        return a.unpack_square(h)
 
     return wrapper
 
@@ -222,10 +359,14 @@ def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
     array([ 1., -1.])
     """
     be = as_backend(backend)
+    checked: set[tuple[int, ...]] = set()  # input shapes f was found elementwise at
 
     @functools.wraps(f)
     def wrapper(x: Any) -> Any:
         x = as_input(x, "derivative: the argument")
+        if shape(x) not in checked:
+            _check_elementwise(f, primal(x))
+            checked.add(shape(x))
         d = be.derivative(f, x)
         if shape(d) != shape(x):
             raise DiffkitError(
@@ -277,3 +418,35 @@ def stop_gradient(x: Any) -> Any:
     np.float64(3.0)
     """
     return tree_map(without_derivatives, x)
+
+
+def _check_elementwise(f: Callable, x: Any) -> None:
+    """Refuse an f whose output entry i depends on input entries other than i.
+
+    ``derivative`` computes J·1 (forward) or 1ᵀJ (reverse): both are the diagonal of J
+    only when J is diagonal. Probe, on plain arrays: move a fixed pseudo-random half of
+    the entries, then the first entry alone; an elementwise f leaves the output entries of
+    the unmoved ones bit-for-bit alone.
+    """
+    if np.size(x) < 2:
+        return
+    half = np.random.default_rng(0).random(np.shape(x)) < 0.5
+    half.flat[:2] = True, False
+    first = np.zeros(np.shape(x), bool)
+    first.flat[0] = True  # (catches what a half maps to itself: x[::-1] moves its middle)
+    try:
+        with np.errstate(all="ignore"):
+            y0 = np.asarray(primal(f(x)))
+            ys = [(moved, np.asarray(primal(f(np.where(moved, x + 0.25 * (1.0 + np.abs(x)), x)))))
+                  for moved in (half, first)] if y0.shape == np.shape(x) else []
+    except Exception:  # f runs on plain arrays only inside a transform: the backend judges it
+        return
+    if y0.shape != np.shape(x):
+        raise DiffkitError(
+            f"derivative needs f applied elementwise (output shape {np.shape(x)}), got shape "
+            f"{y0.shape}; use dk.grad for f: Rⁿ → R and dk.jacobian for Rⁿ → Rᵐ")
+    if not all(np.array_equal(y0[~moved], y[~moved], equal_nan=True) for moved, y in ys):
+        raise DiffkitError(
+            "derivative needs f applied elementwise, but an output entry of f changes when "
+            "other input entries change (f mixes entries: a sum, an index, a matmul...); "
+            "use dk.jacobian, or dk.grad of dnp.sum(f(x)) for the gradient of the sum")

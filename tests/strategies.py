@@ -190,7 +190,7 @@ class Builder:
     BINARY = ("+", "*", "-", "/", "maximum", "minimum")
     POWERS = (2, 3, -1, 0.5, 1.5, -2, 2.5, 4, 0, 1, 3.0)
     REDUCTIONS = ("sum", "mean", "prod", "max", "min", "logsumexp")
-    max_lane = 4   # max/min over more entries: slow symbolic setup (and known bug B4 from 5 on)
+    max_lane = 4   # max/min over more entries: slow symbolic setup
 
     KINKED = ("abs", "sign", "relu", "maximum", "minimum", "max", "min", "where", "clip")
 

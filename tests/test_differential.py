@@ -45,24 +45,10 @@ def budget(examples: int):
                                            HealthCheck.data_too_large])
 
 
-# Disagreements that are known core bugs (each has a strict xfail regression test below).
-# A verdict matching one is tallied, not failed, so the random search keeps its power for
-# new bugs; when a bug is fixed, its xfail test turns XPASS and fails, and its entry goes.
+# Verdicts that are not disagreements (a verdict matching one is tallied, not failed). A
+# known core bug would be listed here with a strict xfail regression test below; B4-B19
+# are fixed and their regression tests pass.
 KNOWN_BUGS = {
-    "B4 symbolic nested select": lambda v, p: v.backend == "symbolic" and "condlist" in v.message,
-    "B5 symbolic overflow": lambda v, p: v.backend == "symbolic" and "=nan" in v.message
-    and ("logsumexp" in p.source or "sigmoid" in p.source),
-    "B15 unevaluated Derivative(sign(u))": lambda v, p: v.backend in ("reference", "symbolic")
-    and ("Can't calculate derivative wrt" in v.message or "PrintMethodNotImplementedError" in v.message
-         # (isolated, the reference's message is cut to its empty first line: bug B17)
-         or v.message.strip() == "ValueError:" and ("sign" in p.source or "abs" in p.source)),
-    "B16 symbolic zoo": lambda v, p: v.backend == "symbolic" and "ComplexInfinity" in v.message,
-    "B4b symbolic printer recursion": lambda v, p: v.backend == "symbolic"
-    and "RecursionError" in v.message and "where" in p.source,
-    "B18 reference complex unselected branch": lambda v, p: v.backend == "reference"
-    and "Invalid comparison of non-real" in v.message,
-    "B19 reference exact rational power": lambda v, p: v.backend == "reference"
-    and ("out of memory" in v.message or v.status == "timeout") and "**" in p.source,
     # not a bug: symbolic setup may swell past the limit (what the swell command teaches)
     "symbolic setup swell": lambda v, p: v.backend == "symbolic" and v.status == "timeout",
     # not a verdict: a reference that takes longer than the limit (a loaded machine, a long
@@ -103,8 +89,7 @@ def summary(request):
 # ----------------------------------------------------------------------------- random programs
 
 # Minimal programs that hypothesis or the soak reduced disagreements to, kept as regressions.
-# B3 and B7 are fixed (these must now agree); B4 and B5 are open (pinned by strict xfail tests
-# below; the classifier keeps the random tests green on them).
+# All of them are fixed: these must agree.
 FOUND_B5 = S.Program(  # soak, seed 1: symbolic logsumexp overflows in float64 -> NaN
     "def f(x):\n    v1 = dnp.matmul(x, np.array([[0.3, -0.75], [1.5, 0.5], [-0.75, -2.0]]))\n"
     "    v2 = (v1 ** 3.0)\n    v5 = dnp.matmul(v2, v2)\n    v6 = dnp.logsumexp(v5)\n"
@@ -310,9 +295,6 @@ def test_numeric_gradient_when_batching_breaks_a_broadcast():
     np.testing.assert_allclose(g, [0.5, 0.5])
 
 
-@pytest.mark.xfail(reason="BUG B4: symbolic max/min over 5 or more entries: lambdify prints "
-                   "Heaviside(x - Max(...)) as nested numpy.select whose inner result is "
-                   "float (default=nan), so the outer select raises TypeError", strict=True)
 def test_symbolic_gradient_of_max_over_five_entries():
     x = np.array([-1.0, -0.3, 0.4, 1.1, 1.8])
     np.testing.assert_allclose(dk.grad(lambda v: dnp.max(v), backend="symbolic")(x),
@@ -342,9 +324,6 @@ def test_reference_of_nested_min_max_of_clip():
     assert reference(f, 0.3).derivative == 0.0
 
 
-@pytest.mark.xfail(reason="BUG B5: the symbolic backend evaluates logsumexp as log(sum(exp)) "
-                   "and sigmoid as 1/(1 + exp(-x)) in float64: NaN beyond |x| ~ 709, where the "
-                   "primitives are stable", strict=True)
 def test_symbolic_logsumexp_and_sigmoid_of_large_arguments():
     with np.errstate(all="ignore"):
         g = dk.grad(lambda v: dnp.logsumexp(v), backend="symbolic")(np.array([800.0, 799.0]))
@@ -353,10 +332,6 @@ def test_symbolic_logsumexp_and_sigmoid_of_large_arguments():
     assert s == 0.0
 
 
-@pytest.mark.xfail(reason="BUG B4 (where form): dnp.where whose condition reads another "
-                   "where's result: sympy prints the inner Piecewise as numpy.select(..., "
-                   "default=nan), a float array, as a condition of the outer select: TypeError",
-                   strict=True)
 def test_symbolic_where_on_a_where():
     def f(x):
         return dnp.where(dnp.where(x > 0.5, x, 0.3) < 0.5, x, 1.0)
@@ -395,11 +370,6 @@ def test_reference_of_a_value_dependent_mask():
     np.testing.assert_allclose(reference(f, x, "grad").derivative, [1.0, 0.0, 4.0])
 
 
-@pytest.mark.xfail(reason="BUG B15: SymPy leaves the derivative of sign(u) unevaluated when it "
-                   "cannot tell u is real (u = log1p(x), arcsin(x), ...): the reference then "
-                   "fails with ValueError \"Can't calculate derivative wrt <rational>\" and "
-                   "the symbolic backend with PrintMethodNotImplementedError (Derivative); "
-                   "sign' = 0 and abs'' = 0 almost everywhere", strict=True)
 def test_derivative_of_sign_of_a_function():
     f = lambda x: dnp.sign(dnp.log1p(x))  # noqa: E731
     g = lambda x: dnp.abs(dnp.arcsin(x))  # noqa: E731
@@ -409,19 +379,12 @@ def test_derivative_of_sign_of_a_function():
     assert reference(g, 0.3, "hessian").derivative == pytest.approx(h, rel=1e-14)
 
 
-@pytest.mark.xfail(reason="BUG B16: the symbolic backend cannot print SymPy's zoo: "
-                   "x / where(x <= 0.5, 1.5, x - x) has 1/0 in its unselected branch, and "
-                   "lambdify raises KeyError 'ComplexInfinity' (the reference, which uses "
-                   "evalf, gives 2/3)", strict=True)
 def test_symbolic_with_an_exact_zero_in_an_unselected_branch():
     f = lambda x: x / dnp.where(x <= 0.5, 1.5, x - x)  # noqa: E731
     assert reference(f, -0.3).derivative == pytest.approx(2 / 3)
     assert dk.grad(f, backend="symbolic")(-0.3) == pytest.approx(2 / 3)
 
 
-@pytest.mark.xfail(reason="BUG B4b: the symbolic backend hits RecursionError in lambdify "
-                   "(symbolic.py:238) when relu's condition holds the mean of 8 where-Piecewise "
-                   "entries (the same Piecewise-in-a-condition printing as B4)", strict=True)
 def test_symbolic_relu_of_a_mean_of_wheres():
     a = np.array([[[-1.25, -2.0], [-0.75, 3.0]], [[-2.0, -1.25], [1.5, 0.5]]])
     b = np.array([[[-1.25, -0.75], [0.5, 0.5]], [[-0.75, -2.0], [-1.25, 3.0]]])
@@ -433,11 +396,6 @@ def test_symbolic_relu_of_a_mean_of_wheres():
     np.testing.assert_array_equal(dk.grad(f, backend="symbolic")(x), np.zeros((2, 2)))
 
 
-@pytest.mark.xfail(reason="BUG B18: reference() substitutes the point into every Piecewise "
-                   "branch before choosing one (reference.py _evaluate, xreplace then evalf): "
-                   "relu(log(where(x >= 0, x, 1.5))) at x = -1.3 compares log(-1.3) = "
-                   "log 1.3 + i*pi and raises TypeError 'Invalid comparison of non-real'; the "
-                   "derivative is 0", strict=True)
 def test_reference_with_a_complex_unselected_branch():
     def f(x):
         return dnp.relu(dnp.log(dnp.where(x >= 0.0, x, 1.5)))
@@ -446,11 +404,6 @@ def test_reference_with_a_complex_unselected_branch():
     assert reference(f, -1.3).derivative == 0.0
 
 
-@pytest.mark.xfail(reason="BUG B19: reference() substitutes exact Rationals (reference.py "
-                   "_evaluate): sqrt(x ** x) at x = 1.7 makes SymPy raise a 53-bit rational to "
-                   "a rational power exactly and run out of memory (4 GB, 23 s) instead of "
-                   "evaluating at 40 digits (evalf(subs=...) or high-precision Floats)",
-                   strict=True)
 def test_reference_of_a_root_of_a_rational_power():
     from diffkit.bench.cells import run_isolated
 
@@ -458,3 +411,16 @@ def test_reference_of_a_root_of_a_rational_power():
     r = run_isolated(lambda: {"d": float(reference(f, 1.7).derivative)}, timeout=8, memory_mb=1000)
     assert r["status"] == "ok", r
     assert r["d"] == pytest.approx(dk.grad(f)(1.7), rel=1e-14)
+
+
+def test_symbolic_hessian_of_a_clipped_logsumexp_of_wheres():
+    """Regression (soak, seed 2): printing Max/Min as numpy calls handed an opaque call to
+    SymPy's Min, which refused it ("not comparable"); the clip is flat at x, H = 0."""
+    def f(x):
+        v1 = dnp.minimum(x, np.array([[2.0], [-1.25]]))
+        v2 = dnp.where(v1 < -1.75, v1, np.array([[3.0], [-0.75]]))
+        return dnp.clip(dnp.logsumexp(v2, axis=(0, 1)), -1.0, 0.0)
+
+    x = np.array([0.3])
+    assert reference(f, x, "hessian").derivative == 0.0
+    np.testing.assert_array_equal(dk.hessian(f, backend="symbolic")(x), [[0.0]])

@@ -20,6 +20,7 @@ x*cos(x) + sin(x)
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 import operator
@@ -31,6 +32,8 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+from sympy.core.logic import fuzzy_and
+from sympy.logic.boolalg import Boolean
 
 from . import Backend
 from ..core import Box, DiffkitError, Interpreter, NotApplicable, Primitive, new_level, primal, shape
@@ -107,7 +110,8 @@ class SymbolicInterpreter(Interpreter):
             out = prim.impl(*vals, **params)
         elif prim.broadcasts:  # elementwise: translate entry by entry, with broadcasting
             fixed = {k: v for k, v in params.items() if not isinstance(v, np.ndarray)}
-            arrays = {k: v for k, v in params.items() if isinstance(v, np.ndarray)}
+            arrays = {k: _flat_conditions(v) for k, v in params.items()
+                      if isinstance(v, np.ndarray)}
             keys = list(arrays)
             n = len(vals)
             out = np.vectorize(
@@ -200,15 +204,97 @@ class Derivation:
         return f"{self.kind} of {self.f}: {self.expression}"
 
     def __call__(self, x: Any) -> tuple[Any, Any]:
-        """``(f(x), derivative(x))`` as numpy values; ``derivative`` is vectorized over x."""
+        """``(f(x), derivative(x))`` as numpy values; ``derivative`` is vectorized over x.
+
+        Where float64 evaluation of the closed form is not finite at a finite point (exp
+        overflowing in log(Σ exp), 1/(1 + exp(800))...), that entry is evaluated again
+        in high precision (:func:`evaluate_at`, at most ``RESCUES`` points a call) and
+        taken when that gives a finite float64; a true pole (1/0) stays inf or NaN.
+        """
         x = np.asarray(x, dtype=float)
         vals = self._compiled(*([x] if self.kind == "derivative" else x.ravel()))
+        vals = self._rescue(x, vals)
         f_shape = np.shape(self.f)
         nf = math.prod(f_shape)
         like = x if self.kind == "derivative" else np.zeros(())
         f_val = _fill(vals[:nf], f_shape, like)
         d_val = _fill(vals[nf:], np.shape(self.expression), like)
         return f_val, d_val
+
+
+    def _rescue(self, x: np.ndarray, vals: list[Any]) -> list[Any]:
+        points = x.reshape(-1, 1) if self.kind == "derivative" else x.reshape(1, -1)
+        table = np.broadcast_to(np.stack([np.broadcast_to(v, x.shape if self.kind == "derivative"
+                                                          else ()) for v in vals], -1),
+                                (x.shape if self.kind == "derivative" else ()) + (len(vals),))
+        table = table.reshape(len(points), len(vals))
+        bad = ~np.isfinite(table) & np.isfinite(points).all(axis=1, keepdims=True)
+        rows = np.flatnonzero(bad.any(axis=1))[:RESCUES]
+        if not rows.size:
+            return vals
+        exprs = [sp.sympify(e) for e in np.ravel(np.asarray(self.f, dtype=object))] + [
+            sp.sympify(e) for e in np.ravel(np.asarray(self.expression, dtype=object))]
+        table = table.copy()
+        for r in rows:
+            point = dict(zip(self.symbols, points[r]))
+            for k in np.flatnonzero(bad[r]):
+                v = evaluate_at(exprs[k], point, 20)
+                if np.isfinite(v):
+                    table[r, k] = v
+        shaped = table.reshape((x.shape if self.kind == "derivative" else ()) + (len(vals),))
+        return [shaped[..., k] for k in range(len(vals))]
+
+
+RESCUES = 100  # points per call re-evaluated in high precision where float64 is not finite
+
+
+def evaluate_at(expr: Any, point: dict, dps: int) -> float:
+    """``expr`` at ``point`` (symbol -> float) to ``dps`` digits, as a float: NaN where the
+    value is not real or undefined, inf for a complex infinity (1/0).
+
+    Lazily: a Piecewise decides its conditions in order and evaluates only the branch
+    taken (an unselected branch may be complex or infinite there). The point enters as
+    exact binary Floats of ``dps + 20`` digits, so the arithmetic stays numeric (exact
+    rationals can make SymPy's arithmetic explode: x**x at a 53-bit rational).
+
+    >>> x = sp.Symbol("x", real=True)
+    >>> evaluate_at(sp.Piecewise((sp.log(x), x > 0), (x, True)), {x: -1.0}, 30)
+    -1.0
+    """
+    prec = dps + 20
+    memo: dict[Any, Any] = {s: sp.Float(float(v), prec) for s, v in point.items()}
+
+    def at(e: Any) -> Any:
+        if e in memo:
+            return memo[e]
+        if isinstance(e, (sp.Piecewise, Select)):
+            out = sp.nan
+            pairs = e.args if isinstance(e, sp.Piecewise) else [(e.args[1], e.args[0]),
+                                                                 (e.args[2], sp.true)]
+            for branch, cond in pairs:
+                try:
+                    c = at(cond)
+                except TypeError:  # a comparison with NaN or a complex number: undecided
+                    break
+                if c == sp.true:
+                    out = at(branch)
+                    break
+                if c != sp.false:
+                    break
+        elif e.args:
+            out = e.func(*[at(a) for a in e.args])
+        else:
+            out = e
+        memo[e] = out
+        return out
+
+    value = sp.sympify(at(sp.sympify(expr))).evalf(dps)
+    if value in (sp.zoo, sp.oo, -sp.oo):
+        return float("-inf") if value == -sp.oo else float("inf")
+    if value.has(sp.zoo, sp.nan) or not value.is_number:
+        return float("nan")
+    re, im = value.as_real_imag()
+    return float(re) if im == 0 else float("nan")  # (not a real number: NaN, as numpy)
 
 
 def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
@@ -225,8 +311,8 @@ def differentiate(syms: list[sp.Symbol], f: Any, kind: str, x_shape: tuple[int, 
     """The exact derivative of ``f`` (from :func:`to_sympy`): ``(f_flat, d_flat, d_shape)``.
 
     ``kind`` ``hessian`` gives every second derivative of the scalar f, the others every
-    first derivative of each entry of f (shape ``f.shape + x.shape``); DiracDelta terms
-    (derivatives of sign: zero almost everywhere) are dropped.
+    first derivative of each entry of f (shape ``f.shape + x.shape``); derivatives of
+    jumps (DiracDelta, sign(u)': zero almost everywhere) are dropped (see :func:`_tidy`).
 
     >>> syms, f = to_sympy(lambda x: x ** 3, 0.0)
     >>> differentiate(syms, f, "hessian", ())[1]
@@ -235,11 +321,12 @@ def differentiate(syms: list[sp.Symbol], f: Any, kind: str, x_shape: tuple[int, 
     if kind not in KINDS:
         raise DiffkitError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
     f_flat = [sp.sympify(e) for e in np.ravel(np.asarray(f, dtype=object))]
+    g_flat = [differentiable(e) for e in f_flat]
     if kind == "hessian":
-        d_flat = [sp.diff(f_flat[0], a, b) for a in syms for b in syms]
+        d_flat = [sp.diff(g_flat[0], a, b) for a in syms for b in syms]
         d_shape = x_shape + x_shape
     else:
-        d_flat = [sp.diff(fi, s) for fi in f_flat for s in syms]
+        d_flat = [sp.diff(fi, s) for fi in g_flat for s in syms]
         d_shape = np.shape(f) + x_shape
     return f_flat, [_tidy(e, simplify) for e in d_flat], d_shape
 
@@ -255,7 +342,8 @@ def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
     f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x), simplify)
     d = np.empty(len(d_flat), dtype=object)
     d[:] = d_flat
-    compiled = sp.lambdify(syms, f_flat + d_flat, modules=lambdify_modules(), cse=cse)
+    compiled = sp.lambdify(syms, [numpy_ready(e) for e in f_flat + d_flat],
+                           modules=[NUMPY_CALLS, *lambdify_modules()], cse=cse)
     sizes = {"f_expr_nodes": tree_size(f_flat), "f_expr_dag_nodes": dag_size(f_flat),
              "expr_nodes": tree_size(d_flat), "expr_dag_nodes": dag_size(d_flat),
              "count_ops": int(sp.count_ops(d_flat))}
@@ -264,10 +352,108 @@ def derive(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
                       compiled)
 
 
+def differentiable(e: Any) -> Any:
+    """``e`` with |u| written u·sign(u) where SymPy cannot tell u is real (log1p(x),
+    arcsin(x)...): SymPy differentiates such an Abs into re/im parts it cannot evaluate."""
+    return e.replace(lambda a: isinstance(a, sp.Abs) and a.args[0].is_extended_real is not True,
+                     lambda a: a.args[0] * sp.sign(a.args[0]))
+
+
 def _tidy(e: Any, simplify: bool) -> Any:
-    """Drop DiracDelta terms (derivatives of sign: zero almost everywhere), maybe simplify."""
-    e = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+    """Drop the derivatives of jumps, maybe simplify: DiracDelta terms and sign(u)' (SymPy
+    leaves the latter unevaluated when u may be complex); zero almost everywhere, as in AD."""
+    e = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero).replace(
+        lambda a: isinstance(a, sp.Derivative) and isinstance(a.expr, sp.sign),
+        lambda a: sp.S.Zero)
     return sp.simplify(e) if simplify else e
+
+
+# lambdify prints Piecewise (and Heaviside, Max, Min in conditions) as nested numpy.select
+# calls that break when one is the condition of another (B4) and recurse deeply (B4b); as
+# opaque calls to these plain numpy functions they print flat.
+class Select(sp.Function):
+    """``Select(cond, a, b)``: a where cond holds, else b; a Piecewise that SymPy does not
+    fold (a Piecewise inside a condition is expanded into every combination of branches:
+    2^8 terms for relu of the mean of 8 where's, B4b)."""
+
+    nargs = 3
+
+    @classmethod
+    def eval(cls, cond: Any, a: Any, b: Any) -> Any:
+        if cond == sp.true:
+            return a
+        if cond == sp.false:
+            return b
+        return None
+
+    def _eval_is_extended_real(self) -> bool | None:
+        return fuzzy_and(branch.is_extended_real for branch in self.args[1:])
+
+
+def _flat_conditions(conds: np.ndarray) -> np.ndarray:
+    """Conditions (of dnp.where) with the Piecewise they compare as :class:`Select` calls."""
+    if conds.dtype != object:
+        return conds
+    return np.vectorize(lambda c: sp.sympify(c).replace(sp.Piecewise, _fold)
+                        if isinstance(c, sp.Basic) and c.has(sp.Piecewise) else c,
+                        otypes=[object])(conds)
+
+
+_SELECT, _HEAVISIDE = Select, sp.Function("dk_heaviside")
+_MAX, _MIN = sp.Function("dk_max"), sp.Function("dk_min")
+NUMPY_CALLS = {
+    "Select": lambda cond, a, b: np.where(cond, a, b),
+    "dk_heaviside": lambda u: np.heaviside(u, 0.5),  # SymPy's Heaviside(0) = 1/2
+    "dk_max": lambda *a: functools.reduce(np.maximum, a),
+    "dk_min": lambda *a: functools.reduce(np.minimum, a),
+}
+
+
+def _fold(*pairs: Any) -> Any:
+    """Piecewise((a, c), (b, d), ...) as select(c, a, select(d, b, ...)); a Piecewise of
+    truth values (a condition itself) as the formula (c & a) | (~c & ...)."""
+    logical = all(isinstance(branch, Boolean) for branch, _ in pairs)
+    out = sp.false if logical else sp.nan  # no branch holds: numpy.select's default
+    for branch, cond in reversed(pairs):
+        if cond == sp.true:
+            out = branch
+        else:
+            out = (cond & branch) | (~cond & out) if logical else _SELECT(cond, branch, out)
+    return out
+
+
+def _ite(cond: Any, a: Any, b: Any) -> Any:
+    return _fold((a, cond), (b, sp.true))
+
+
+def numpy_ready(e: Any) -> Any:
+    """``e`` as lambdify should print it: Piecewise, ITE, Heaviside, Max and Min as calls to
+    :data:`NUMPY_CALLS`, and SymPy's complex infinity (1/0 in an unselected branch) as NaN.
+
+    Rebuilt top-down with a memo, never handing an opaque call to Max or Min (whose
+    constructors refuse arguments they cannot compare)."""
+    memo: dict[Any, Any] = {}
+    opaque = {sp.Max: _MAX, sp.Min: _MIN}
+
+    def walk(a: Any) -> Any:
+        if a not in memo:
+            if not a.args:
+                memo[a] = sp.nan if a == sp.zoo else a
+            else:
+                args = [walk(b) for b in a.args]
+                if isinstance(a, sp.Piecewise):
+                    memo[a] = _fold(*[pair.args for pair in args])
+                elif isinstance(a, sp.ITE):
+                    memo[a] = _ite(*args)
+                elif isinstance(a, sp.Heaviside):
+                    memo[a] = _HEAVISIDE(args[0])
+                elif type(a) in opaque:
+                    memo[a] = opaque[type(a)](*args)
+                else:
+                    memo[a] = a.func(*args)
+        return memo[a]
+
+    return walk(sp.sympify(e))
 
 
 class SymbolicBackend(Backend):

@@ -1,11 +1,27 @@
 """Tensors: reverse mode with PyTorch's autograd interface.
 
-``dk.tensor(data, requires_grad=True)`` makes a leaf on the level beneath every
-transform; operations on tensors are recorded on the tape (:mod:`diffkit.backends.tape`);
+``dk.tensor(data, requires_grad=True)`` makes a leaf (a copy of ``data``, as
+``torch.tensor``; ``dk.as_tensor`` and ``dk.from_numpy`` share the numpy array's memory
+instead) on the level beneath every transform; operations on tensors are recorded on the tape (:mod:`diffkit.backends.tape`);
 ``loss.backward()`` accumulates d(loss)/d(leaf) into each leaf's ``.grad``, and
 :func:`gradients` returns them instead (like ``torch.autograd.grad``). The functional
 transforms (``dk.grad``) use the same boxes on a level of their own, so nothing is
 stored on their inputs.
+
+As in PyTorch: ``.grad`` accumulates in place (an older reference to it sees the sum) and
+``w.grad.zero_()`` zeroes it; ``w -= lr * w.grad`` inside ``with dk.no_grad():`` updates
+the leaf in place (it stays a leaf that requires grad; a numpy array it shares memory
+with sees the update), and outside ``no_grad`` it is an error. An in-place operator that
+is recorded (a non-leaf, or a tensor being differentiated by a transform) gives a new
+tensor bound to the same name, as ``w = w - v`` would: other references keep the old one.
+
+>>> import diffkit as dk
+>>> w = dk.tensor([1.0, 2.0], requires_grad=True)
+>>> (w * w).sum().backward()
+>>> with dk.no_grad():
+...     w -= 0.25 * w.grad
+>>> w, w.is_leaf
+(tensor([0.5, 1. ], requires_grad=True), True)
 """
 
 from __future__ import annotations
@@ -14,6 +30,9 @@ import contextlib
 import copy
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+import operator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -68,8 +87,10 @@ class Tensor(Box):
 
     @property
     def grad(self) -> Any:
-        """Accumulated gradient (leaves, or after ``retain_grad()``); None before backward."""
-        return None if self.node is None else self.node.grad
+        """Accumulated gradient (leaves, or after ``retain_grad()``); None before backward.
+        A numpy array (a :class:`Grad` view of the stored one, with ``zero_()``)."""
+        g = None if self.node is None else self.node.grad
+        return g.view(Grad) if type(g) is np.ndarray else g
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -127,9 +148,44 @@ class Tensor(Box):
         gradient of ``sum(gradient * self)``.
         """
         for node, g in backprop([(self._root(), _seed(self, gradient))], retain_graph).items():
-            if isinstance(g, np.ndarray):  # its own copy; a leaf's in the leaf's dtype
-                g = np.array(g, dtype=node.params.get("dtype") if node.prim is None else g.dtype)
-            node.grad = g if node.grad is None else node.grad + g
+            # its own array (0-d for a scalar, so zero_() works); a leaf's in the leaf's dtype
+            g = np.array(g, dtype=node.params.get("dtype") if node.prim is None else None)
+            held = node.grad
+            if type(held) is np.ndarray and held.shape == g.shape and held.flags.writeable:
+                held += g  # in place, as PyTorch: older references to .grad see the sum
+            else:
+                node.grad = g if held is None else held + g
+
+    def _in_place(self, op: Callable[[Any, Any], Any], other: Any) -> Tensor:
+        """``self op= other`` with PyTorch's rules (see the module docstring)."""
+        recording = self._interp is not AMBIENT or AMBIENT.recording
+        if recording and self.requires_grad and self.is_leaf:
+            raise DiffkitError(
+                "a leaf tensor that requires grad is being used in an in-place operation (as "
+                "PyTorch says); update parameters inside `with dk.no_grad():`")
+        if recording and (not self.is_leaf or isinstance(other, Tensor) and other.requires_grad):
+            return op(self, other)  # recorded: a new tensor in the graph
+        new = op(primal(self.value), primal(other))
+        if np.shape(new) != self.shape:
+            raise DiffkitError(f"in-place operation: the result has shape {np.shape(new)}, but "
+                               f"the tensor has shape {self.shape}")
+        if isinstance(self.value, np.ndarray) and self.value.flags.writeable:
+            self.value[...] = new  # (arrays shared through as_tensor / from_numpy see it)
+        else:
+            self.value = np.asarray(new, dtype=np.result_type(self.value))[()]
+        return self
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._in_place(operator.add, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._in_place(operator.sub, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._in_place(operator.mul, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._in_place(operator.truediv, other)
 
     def _root(self) -> Node:
         if self.node is None:
@@ -142,6 +198,28 @@ class Tensor(Box):
         extra = (f", grad_fn=<{self.node.name()}>" if self.grad_fn is not None
                  else ", requires_grad=True" if self.requires_grad else "")
         return f"tensor({body}{extra})"
+
+
+class Grad(np.ndarray):
+    """A tensor's ``.grad``: a numpy array with PyTorch's in-place ``zero_()``.
+
+    >>> g = np.array([1.0, 2.0]).view(Grad)
+    >>> g.zero_()
+    array([0., 0.])
+    """
+
+    def zero_(self) -> Grad:
+        """Set every entry to 0, in place (the tensor's stored gradient too)."""
+        self[...] = 0
+        return self
+
+    def __array_wrap__(self, arr: np.ndarray, context: Any = None,
+                       return_scalar: bool = False) -> Any:
+        arr = arr.view(np.ndarray)  # arithmetic on a .grad gives plain arrays
+        return arr[()] if return_scalar else arr
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
 
 
 def _seed(y: Tensor, gradient: Any) -> Any:
@@ -162,9 +240,38 @@ AMBIENT = ReverseInterpreter(0)  # the level of tensors made by dk.tensor, benea
 
 
 def tensor(data: Any, requires_grad: bool = False) -> Tensor:
-    """A tensor for PyTorch-style autograd (integers become float64)."""
+    """A tensor for PyTorch-style autograd holding a copy of ``data`` (integers become
+    float64), as ``torch.tensor``; :func:`as_tensor` shares a numpy array's memory."""
     value = primal(data) if isinstance(data, Tensor) else as_input(data, "tensor data")
+    value = np.array(value) if isinstance(value, np.ndarray) else value
     return Tensor(AMBIENT, value, None).requires_grad_(requires_grad)
+
+
+def as_tensor(data: Any) -> Tensor:
+    """``data`` as a tensor without copying, as ``torch.as_tensor``: a tensor is returned as
+    it is, a float numpy array of one or more dimensions is shared (in-place updates of
+    either are seen by both); other data (lists, ints, 0-d arrays) is converted: a copy.
+
+    >>> a = np.zeros(2)
+    >>> t = as_tensor(a)
+    >>> with no_grad():
+    ...     t += 1.0
+    >>> a
+    array([1., 1.])
+    """
+    if isinstance(data, Tensor):
+        return data
+    return Tensor(AMBIENT, as_input(data, "as_tensor data"), None)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing the memory of a float numpy array, as ``torch.from_numpy`` (a 0-d
+    array becomes a scalar: a copy)."""
+    if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
+        what = f"an array of {array.dtype}" if isinstance(array, np.ndarray) else type(array).__name__
+        raise DiffkitError(f"from_numpy needs a float numpy array (it shares its memory), got "
+                           f"{what}; use dk.tensor(data), which converts (a copy)")
+    return as_tensor(array)
 
 
 @contextlib.contextmanager

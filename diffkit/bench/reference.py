@@ -4,7 +4,10 @@ How a reference is computed (``Reference.method`` says which):
 
 * ``closed form``: the function is run on symbols to a SymPy expression, differentiated exactly
   by SymPy, and evaluated (``evalf``, mpmath underneath) at ``dps`` significant digits
-  (40 by default), the inputs taken as the exact binary values of the float64 arguments.
+  (40 by default), the inputs taken as the exact binary values of the float64 arguments
+  (as Floats of 60 digits, not exact rationals: SymPy's exact arithmetic can explode), and
+  each ``where`` decided before its branch is evaluated (an unselected branch may be
+  complex or infinite at the point).
   Where f itself is NaN, so is the reference derivative; a value that is not real (log
   of a negative number) is NaN, a complex infinity (1/0) is inf.
 * ``local closed form``: a function that branches on values (``if``, ``while``) has no
@@ -35,7 +38,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..backends.symbolic import differentiate, to_sympy
+from ..backends.symbolic import differentiate, evaluate_at, to_sympy
 from ..core import NotApplicable, shape
 
 
@@ -51,12 +54,10 @@ class Reference:
 
 def _evaluate(expr: Any, point: dict, dps: int) -> float:
     """``expr`` at ``point`` to ``dps`` digits (evalf: fast even where printing a
-    Max/Heaviside-heavy expression for lambdify would take exponential time)."""
+    Max/Heaviside-heavy expression for lambdify would take exponential time), deciding
+    each Piecewise before evaluating a branch (see :func:`evaluate_at`)."""
     with mpmath.workdps(dps + 10):
-        v = sp.sympify(expr).xreplace(point).evalf(dps)
-    if v.is_extended_real:
-        return float(v)
-    return float("inf") if v in (sp.zoo, sp.oo, -sp.oo) else float("nan")  # not a real number
+        return evaluate_at(expr, point, dps)
 
 
 ADJOINT_FROM = 16  # gradients of more inputs: one adjoint sweep instead of n sympy.diff calls
@@ -95,7 +96,7 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
         if fast is not None:
             return Reference(*fast, method, dps)
     f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x))
-    point = {s: sp.Rational(float(v)) for s, v in zip(syms, x.ravel())}  # exact binary value
+    point = {s: float(v) for s, v in zip(syms, x.ravel())}  # taken as exact binary values
     values = [_evaluate(e, point, dps) for e in f_flat + d_flat]
     nf = len(f_flat)
     value = np.reshape(values[:nf], np.shape(f))

@@ -41,11 +41,21 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     return bind(_p.where, x, y, cond=cond)
 
 
-def clip(x: Any, lo: Any, hi: Any) -> Any:
-    """Limit ``x`` to [lo, hi] (either bound may be None)."""
-    if lo is not None:
-        x = maximum(x, lo)
-    return x if hi is None else minimum(x, hi)
+def clip(x: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,  # noqa: A002
+         max: Any = None) -> Any:  # noqa: A002
+    """Limit ``x`` to [a_min, a_max]; either bound may be None. numpy's keyword spellings
+    ``min=`` / ``max=`` work too. At a bound the derivative is 1/2 (a tie of maximum/minimum).
+
+    >>> float(clip(3.0, max=1.0))
+    1.0
+    """
+    if min is not None or max is not None:
+        if a_min is not None or a_max is not None:
+            raise DiffkitError("clip: give the bounds as a_min/a_max or as min/max, not both")
+        a_min, a_max = min, max
+    if a_min is not None:
+        x = maximum(x, a_min)
+    return x if a_max is None else minimum(x, a_max)
 
 
 def relu(x: Any) -> Any:
@@ -65,8 +75,24 @@ def _axes(x: Any, axis: int | Sequence[int] | None) -> tuple[int, ...]:
     return tuple(sorted(a - n if a >= 0 else a for a in axes))
 
 
-def sum(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:  # noqa: A001
+def _dtype(x: Any, dtype: Any, fn: str) -> Any:
+    """``x`` ready for a reduction with numpy's ``dtype=``: plain values are cast as numpy
+    would; a value being differentiated keeps its own precision, so only that is accepted."""
+    if dtype is None:
+        return x
+    if not isinstance(x, Box):
+        return x if _namespace[0] is not None else _np.asarray(x, dtype=dtype)
+    if _np.dtype(dtype) != x.dtype:
+        raise DiffkitError(f"{fn}: dtype={_np.dtype(dtype)} differs from the {x.dtype} of the value "
+                           "being differentiated, whose precision diffkit keeps; drop dtype= or "
+                           "pass the argument in that precision")
+    return x
+
+
+def sum(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False, *,  # noqa: A001
+        dtype: Any = None) -> Any:
     """Sum over ``axis`` (all axes by default)."""
+    x = _dtype(x, dtype, "sum")
     return bind(_p.sum, x, axis=_axes(x, axis), keepdims=keepdims)
 
 
@@ -85,31 +111,62 @@ def min(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False)
     return bind(_p.min, x, axis=_axes(x, axis), keepdims=keepdims)
 
 
-def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False, *,
+         dtype: Any = None) -> Any:
     """Arithmetic mean over ``axis``."""
+    x = _dtype(x, dtype, "mean")
     axes = _axes(x, axis)
     count = int(_np.prod([_shape_of(x)[a] for a in axes]))
-    return sum(x, axes, keepdims) / count
+    return sum(x, axes, keepdims=keepdims) / count
 
 
 def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-    """log(sum(exp(x))) computed without overflow."""
-    return bind(_p.logsumexp, x, axis=_axes(x, axis), keepdims=keepdims)
+    """log(sum(exp(x))) computed without overflow; -inf over no entries (as SciPy and JAX).
+
+    >>> float(logsumexp(_np.zeros(0)))
+    -inf
+    """
+    axes = _axes(x, axis)
+    if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
+        return sum(x, axes, keepdims=keepdims) - _np.inf
+    return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
 
 
-def reshape(x: Any, newshape: int | Sequence[int]) -> Any:
-    """``x`` with a new shape (one entry may be -1)."""
-    target = _np.empty(_shape_of(x), dtype=bool).reshape(newshape).shape  # resolves -1, checks size
+def reshape(x: Any, shape: int | Sequence[int], order: str = "C", *, copy: bool | None = None,
+            ) -> Any:
+    """``x`` with a new shape (one entry may be -1), read in C or Fortran ``order``.
+    ``copy`` is accepted for numpy's sake: values being differentiated are never written to.
+    """
+    if order not in ("C", "F"):
+        raise DiffkitError(f"reshape: order={order!r} is not supported; use 'C' or 'F'")
+    if order == "F":  # Fortran order is C order on the reversed axes
+        return transpose(reshape(transpose(x), tuple(_np.atleast_1d(shape))[::-1]))
+    target = _np.empty(_shape_of(x), dtype=bool).reshape(shape).shape  # resolves -1, checks size
     return x if target == _shape_of(x) else bind(_p.reshape, x, shape=target)
 
 
-def ravel(x: Any) -> Any:
-    return reshape(x, -1)
+def ravel(x: Any, order: str = "C") -> Any:
+    return reshape(x, -1, order)
 
 
-def expand_dims(x: Any, axis: int) -> Any:
+def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
+    """``x`` with new size-1 axes at the positions ``axis`` of the result (as numpy).
+
+    >>> expand_dims(_np.ones((2, 3)), (0, -1)).shape
+    (1, 2, 3, 1)
+    """
+    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
+    n = ndim(x) + len(axes)
+    for a in axes:
+        if not -n <= a < n:
+            raise DiffkitError(f"expand_dims: axis {a} is out of bounds for the result's "
+                               f"dimension {n}")
+    at = sorted(a % n for a in axes)
+    if len(set(at)) != len(at):
+        raise DiffkitError(f"expand_dims: axis {axis!r} names a position twice")
     s = list(_shape_of(x))
-    s.insert(axis if axis >= 0 else len(s) + axis + 1, 1)
+    for a in at:
+        s.insert(a, 1)
     return reshape(x, tuple(s))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Box, NotApplicable, Primitive, ndim, primal, shape
+from ..core import Box, NotApplicable, Primitive, primal, shape
 from .compare import mask, select
 from .structure import align
 
@@ -103,10 +103,16 @@ div = Primitive(
 
 
 def _dpow_dx(x: Any, y: Any) -> Any:
-    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0)."""
+    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0).
+
+    Where y == 0 the product ``y * x^(y-1)`` is kept, not replaced by a constant, so its
+    derivative in y (the mixed second derivative, 1/x) survives; only at x = y = 0 the
+    base is swapped for 1 (nothing infinite is computed) and the result is the constant 0.
+    """
     if not isinstance(y, Box) and np.ndim(y) == 0:  # a constant exponent: the common case
         return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * x ** (y - 1))
-    return select(mask(np.not_equal, y, 0.0), y * x ** (y - 1), 0.0)  # (per example: vmap)
+    both_zero = mask(np.equal, abs(x) + abs(y), 0.0)  # x = y = 0 (one mask per example: vmap)
+    return select(both_zero, 0.0, y * select(both_zero, 1.0, x) ** (y - 1))
 
 
 def _dpow_dy(z: Any, x: Any) -> Any:
