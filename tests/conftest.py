@@ -9,10 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import os
+
 import numpy as np
+from hypothesis import settings
+
 from diffkit.core import new_level
 from diffkit.backends.forward import Dual, ForwardInterpreter
 from diffkit.batching import Batched, BatchInterpreter, unbatch
+
+# CI is deterministic: property tests replay the same examples on every run (derandomized);
+# exploring fresh random programs is the soak's job (benchmarks/soak.py) or, locally,
+# HYPOTHESIS_PROFILE=explore.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("ci" if os.environ.get("CI") == "true"
+                      else os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # ---------------------------------------------------------------- finite differences
 

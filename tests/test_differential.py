@@ -40,7 +40,7 @@ def n(examples: int) -> int:
 
 
 def budget(examples: int):
-    return settings(max_examples=n(examples), deadline=None, derandomize=False,
+    return settings(max_examples=n(examples), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                            HealthCheck.data_too_large])
 
