@@ -20,19 +20,16 @@ import inspect
 from typing import Any
 
 import numpy as _np
-from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis,  # noqa: F401 (re-exported)
-                   ones, ones_like, pi, zeros, zeros_like)
 
 from . import primitives as _p
 from .core import Box, DiffkitError, bind, primal
-from .nplib import base as _base, contract as _contract, linalg
+from .nplib import base as _base, contract as _contract, linalg  # noqa: F401
 from .nplib import math as _math, shaping as _shaping, stats as _stats
-from .nplib.base import *  # noqa: F403  (the basic functions; the families build on them)
+from .nplib.base import *  # noqa: F403
 from .nplib.contract import *  # noqa: F403
 from .nplib.math import *  # noqa: F403
 from .nplib.shaping import *  # noqa: F403
 from .nplib.stats import *  # noqa: F403
-
 
 # --------------------------------------------------------------------------- numpy protocol
 
@@ -94,6 +91,8 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
         param = theirs.parameters[key]
         if param.kind is param.VAR_KEYWORD:  # (np.clip's **kwargs)
             named.update(value)
+        elif param.kind is param.VAR_POSITIONAL:  # (np.einsum's *operands)
+            positional.extend(value)
         elif param.kind is param.POSITIONAL_ONLY or param.default is param.empty:
             positional.append(value)
         else:
@@ -171,13 +170,12 @@ def _install_methods() -> None:
 
 
 _install_methods()
-
-_FAMILIES = (_contract, _math, _shaping, _stats)
+_FAMILIES = (_base, _contract, _math, _shaping, _stats)
+_UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
+                if isinstance(getattr(_np, name, None), _np.ufunc)
+                and getattr(_np, name) not in _UFUNCS})
 _FUNCTIONS |= {name for m in _FAMILIES for name in m.__all__ if hasattr(_np, name)}
-__all__ = sorted({*_base.__all__, *(name for m in _FAMILIES for name in m.__all__), "linalg", "absolute",
-                  "subtract", "multiply", "divide", "true_divide", "negative", "asarray", "arange",
-                  "e", "eye", "float32", "float64", "inf", "linspace", "nan", "newaxis", "ones",
-                  "ones_like", "pi", "zeros", "zeros_like"})
+__all__ = sorted({"linalg", *(name for m in _FAMILIES for name in m.__all__)})
 
 
 def __dir__() -> list[str]:

@@ -1,6 +1,9 @@
-"""The basic functions of :mod:`diffkit.numpy`: elementwise primitives, reductions,
-reshaping, indexing, stacking and the matrix product. The families in this package
-build on them; users import ``diffkit.numpy``.
+"""The basic functions of :mod:`diffkit.numpy`: elementwise primitives, where, clip,
+reductions over ``axis``, reshaping, indexing, joining, ``array`` and ``matmul``.
+
+Each normalises its arguments (``axis`` to negative ints, shapes, indices) and calls a
+primitive of :mod:`diffkit.primitives`, or composes primitives. The other modules of
+this package build on these; :mod:`diffkit.numpy` gathers them all into one namespace.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as _np
+from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis,  # noqa: F401
+                   ones, ones_like, pi, zeros, zeros_like)
 
 from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
@@ -27,7 +32,7 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
     cond = primal(cond)
     if isinstance(cond, Box):  # a mask in a graph being traced: select is an equation
-        from .primitives.compare import select
+        from ..primitives.compare import select
 
         return bind(select, cond, x, y)
     if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
@@ -118,12 +123,12 @@ def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False
 def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
     """log(sum(exp(x))) computed without overflow; -inf over no entries (as SciPy and JAX).
 
-    >>> float(logsumexp(_np.zeros(0)))
+    >>> float(logsumexp(zeros(0)))
     -inf
     """
     axes = _axes(x, axis)
     if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
-        return sum(x, axes, keepdims=keepdims) - _np.inf
+        return sum(x, axes, keepdims=keepdims) - inf
     return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
 
 
@@ -147,7 +152,7 @@ def ravel(x: Any, order: str = "C") -> Any:
 def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     """``x`` with new size-1 axes at the positions ``axis`` of the result (as numpy).
 
-    >>> expand_dims(_np.ones((2, 3)), (0, -1)).shape
+    >>> expand_dims(ones((2, 3)), (0, -1)).shape
     (1, 2, 3, 1)
     """
     axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
@@ -239,9 +244,12 @@ def matmul(x: Any, y: Any) -> Any:
     return z
 
 
-__all__ = sorted(
-    ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-     "cosh", "tanh", "sigmoid", "relu", "abs", "sign", "maximum", "minimum", "power", "add", "sub",
-     "mul", "div", "neg", "where", "clip", "sum", "prod", "max", "min", "mean", "logsumexp",
-     "reshape", "ravel", "expand_dims", "transpose", "broadcast_to", "getitem", "concatenate",
-     "stack", "array", "matmul"])
+__all__ = [
+    "exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+    "cosh", "tanh", "sigmoid", "relu", "abs", "sign", "maximum", "minimum", "power", "add", "sub",
+    "mul", "div", "neg", "where", "clip", "sum", "prod", "max", "min", "mean", "logsumexp",
+    "reshape", "ravel", "expand_dims", "transpose", "broadcast_to", "getitem", "concatenate",
+    "stack", "array", "matmul", "asarray", "absolute", "subtract", "multiply", "divide",
+    "true_divide", "negative", "arange", "e", "eye", "float32", "float64", "inf", "linspace",
+    "nan", "newaxis", "ones", "ones_like", "pi", "zeros", "zeros_like"
+]
