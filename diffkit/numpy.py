@@ -95,6 +95,8 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
         param = theirs.parameters[key]
         if param.kind is param.VAR_KEYWORD:  # (np.clip's **kwargs)
             named.update(value)
+        elif param.kind is param.VAR_POSITIONAL:  # (np.einsum's *operands)
+            positional.extend(value)
         elif param.kind is param.POSITIONAL_ONLY or param.default is param.empty:
             positional.append(value)
         else:

@@ -192,7 +192,7 @@ def _weakly_held(f: Any) -> bool:
 
 
 def _shapes(args: tuple, kwargs: dict) -> tuple:
-    return tuple(shape(v) for v in flatten((args, kwargs))[0])
+    return tuple(shape(v) for a in (*args, *kwargs.values()) for v in flatten(a)[0])
 
 
 def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,

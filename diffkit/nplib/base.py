@@ -123,12 +123,12 @@ def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False
 def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
     """log(sum(exp(x))) computed without overflow; -inf over no entries (as SciPy and JAX).
 
-    >>> float(logsumexp(_np.zeros(0)))
+    >>> float(logsumexp(zeros(0)))
     -inf
     """
     axes = _axes(x, axis)
     if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
-        return sum(x, axes, keepdims=keepdims) - _np.inf
+        return sum(x, axes, keepdims=keepdims) - inf
     return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
 
 
@@ -152,7 +152,7 @@ def ravel(x: Any, order: str = "C") -> Any:
 def expand_dims(x: Any, axis: int | Sequence[int]) -> Any:
     """``x`` with new size-1 axes at the positions ``axis`` of the result (as numpy).
 
-    >>> expand_dims(_np.ones((2, 3)), (0, -1)).shape
+    >>> expand_dims(ones((2, 3)), (0, -1)).shape
     (1, 2, 3, 1)
     """
     axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
