@@ -17,3 +17,14 @@ autodoc_typehints = "description"
 html_theme = "alabaster"
 exclude_patterns = ["_build"]
 suppress_warnings = ["ref.python"]  # names in type hints that have no page of their own
+
+
+def _skip_numpy_reexports(app, what, name, obj, skip, options):
+    """numpy's own functions that diffkit.numpy re-exports as they are (arange, zeros, …)
+    are numpy's to document."""
+    module = getattr(obj, "__module__", None) or ""
+    return True if module == "numpy" or module.startswith("numpy.") else None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_numpy_reexports)
