@@ -27,7 +27,7 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
     cond = primal(cond)
     if isinstance(cond, Box):  # a mask in a graph being traced: select is an equation
-        from .primitives.compare import select
+        from ..primitives.compare import select
 
         return bind(select, cond, x, y)
     if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
