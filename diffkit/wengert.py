@@ -69,11 +69,19 @@ class EvaluationTrace:
         return [as_data(r) for r in self.rows + self.adjoint_rows]
 
     def _repr_html_(self) -> str:
-        cols = list(self.rows[0])
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in cols)
-                       + "</tr>" for r in self.rows)
-        return f"<table><tr>{head}</tr>{body}</table>"
+        parts = [_html_table(self.rows)]
+        if self.adjoint_rows:
+            parts += ["<p>reverse sweep (adjoints, in the order the backward pass computes "
+                      "them)</p>", _html_table(self.adjoint_rows)]
+        return "".join(parts)
+
+
+def _html_table(rows: list[dict[str, Any]]) -> str:
+    cols = list(rows[0])
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in cols)
+                   + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _bar(var: str) -> str:
