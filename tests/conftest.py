@@ -21,7 +21,7 @@ from diffkit.batching import Batched, BatchInterpreter, unbatch
 # CI is deterministic: property tests replay the same examples on every run (derandomized);
 # exploring fresh random programs is the soak's job (benchmarks/soak.py) or, locally,
 # HYPOTHESIS_PROFILE=explore.
-settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile("ci" if os.environ.get("CI") == "true"
                       else os.environ.get("HYPOTHESIS_PROFILE", "default"))
