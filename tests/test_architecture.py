@@ -194,3 +194,18 @@ def test_the_documented_backend_works_through_the_defaults(tmp_path, monkeypatch
     _, pull = dk.vjp(dnp.sin, x, backend=central)
     np.testing.assert_allclose(pull(v)[0], v * np.cos(x), rtol=1e-8)
     np.testing.assert_allclose(dk.derivative(dnp.sin, backend=central)(x), np.cos(x), rtol=1e-8)
+
+
+def test_every_package_is_installed_by_pyproject():
+    """A regular (non-editable) install ships every package folder: pyproject lists each."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(p.parent.relative_to(root).parts)
+             for p in (root / "diffkit").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
