@@ -112,14 +112,14 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
 
 def _rows(records: list[dict[str, Any]]) -> list[list[str]]:
     """The header and one line of display strings per backend."""
-    from diffkit.bench.harness import fmt_bytes, fmt_error, fmt_number, fmt_seconds
+    from diffkit.bench.harness import fmt_bytes, fmt_error, fmt_number, fmt_seconds, size_text
 
     head = ["backend", "status", "derivative", "error", "setup", "per call", "cost",
             "peak mem", "size"]
     return [head] + [[shown(r["backend"]), r["status"], _numbers(r.get("derivative")),
                       fmt_error(r.get("error")), _setup(r.get("setup_s")),
                       fmt_seconds(r.get("time_s")), fmt_number(r.get("cost_ratio")),
-                      fmt_bytes(r.get("peak_bytes")), _size(r)] for r in records]
+                      fmt_bytes(r.get("peak_bytes")), size_text(r)] for r in records]
 
 
 def _numbers(v: Any, first: int = 2) -> str:
@@ -139,16 +139,3 @@ def _setup(v: Any) -> str:
     from diffkit.bench.harness import fmt_seconds
 
     return "—" if not v else fmt_seconds(v)
-
-
-def _size(r: dict[str, Any]) -> str:
-    """The size measure that fits the backend, with its unit."""
-    if r.get("expr_nodes") is not None:
-        return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} CSE)"
-    if r.get("tape_ops") is not None:
-        return f"{r['tape_ops']} {'trace' if r['backend'] == 'forward' else 'tape'} ops"
-    if r.get("fevals") is not None:
-        return f"{r['fevals']} f-evals"
-    if r.get("graph_eqns") is not None:
-        return f"{r['graph_eqns']} eqns"
-    return "—"

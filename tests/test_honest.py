@@ -12,17 +12,7 @@ import diffkit as dk
 from diffkit.backends import finite_diff as fd
 from diffkit.bench import catalog
 from diffkit.bench.reference import reference
-from diffkit_cli.main import main
-
-
-def run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from test_cli import run
 
 
 # ------------------------------------------------------------------ statuses and messages

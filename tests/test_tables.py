@@ -6,18 +6,8 @@ import sys
 
 import pytest
 
-from diffkit_cli.main import main
+from test_cli import run
 from diffkit_cli.output import color, render
-
-
-def run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("argv", [

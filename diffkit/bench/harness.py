@@ -122,15 +122,16 @@ def fmt_number(v: Any) -> str:
 
 
 def size_text(r: dict[str, Any]) -> str:
-    """The size measure that fits the backend: expression, tape or evaluations."""
+    """The size measure that fits the backend, with its unit: expression nodes, trace or
+    tape operations, evaluations of f, or graph equations."""
     if r.get("expr_nodes") is not None:
-        return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} after CSE)"
+        return f"{r['expr_nodes']} nodes ({r['expr_dag_nodes']} CSE)"
     if r.get("tape_ops") is not None:
-        return f"{r['tape_ops']} ops"
-    if r.get("graph_eqns") is not None:
-        return f"{r['graph_eqns']} eqns"
+        return f"{r['tape_ops']} {'trace' if r['backend'] == 'forward' else 'tape'} ops"
     if r.get("fevals") is not None:
         return f"{r['fevals']} f-evals"
+    if r.get("graph_eqns") is not None:
+        return f"{r['graph_eqns']} eqns"
     return "—"
 
 
