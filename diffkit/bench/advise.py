@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import backend, backend_from_spec, backends
+from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
 from ..core import DiffkitError
 from .cells import run_isolated
 from .harness import compare
