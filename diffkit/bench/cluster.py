@@ -29,11 +29,12 @@ import os
 import socket
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core import DiffkitError
 
 Record = dict[str, Any]
+T = TypeVar("T")
 MISSING = "the cluster needs dask.distributed: pip install diffkit[cluster]"
 SCHEMES = ("tcp://", "tls://", "ucx://", "inproc://")
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler
@@ -238,6 +239,20 @@ class Cluster:
                     progress(f"{job.label} · {self._counts(count, len(running), len(waiting))}")
         finally:
             self.client.cancel(list(running))
+
+    def call(self, calls: Sequence[Callable[[], T]]) -> list[T]:
+        """Each of ``calls`` run as a task, the results in order; a call whose worker
+        was lost runs here instead."""
+        from distributed import KilledWorker
+
+        futures = [self.client.submit(c, pure=False) for c in calls]
+        results = []
+        for call, fut in zip(calls, futures):
+            try:
+                results.append(fut.result())
+            except KilledWorker:
+                results.append(call())
+        return results
 
     def _placed(self, r: Record) -> Record:
         return {**r, "concurrency": self.concurrency(r["host"])} if "host" in r else r
