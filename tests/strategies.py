@@ -21,7 +21,7 @@ zero. An operand that is not inside is *repaired* with a smooth map (``v*v + c``
 which runs it on probe boxes through ``diffkit.core.bind`` and checks every primitive's
 arguments against the margins of :data:`MARGIN` (half the generator's), every value's
 finiteness and size, and every comparison's distance to its threshold — the conditions
-under which all four backends and the reference must agree.
+under which all five backends and the reference must agree.
 
 The oracle and its tolerances
 -----------------------------
@@ -81,8 +81,8 @@ CONSTS = (0.5, 1.5, -0.75, 2.0, -1.25, 0.3, 3.0, -2.0)
 AD_RTOL, SYMBOLIC_RTOL, NUMERIC_RTOL = 1e-10, 1e-12, 1e-6
 SIGMA_FACTOR, NUMERIC_SAFETY, ABS_FLOOR = 100.0, 10.0, 1e-13
 ILL_CONDITIONED = 1e-6   # sigma / max|ref| above this: too ill-conditioned to judge
-BACKENDS = ("symbolic", "numeric", "forward", "reverse")
-HESSIAN_BACKENDS = (None, "reverse", "forward", "symbolic")  # None: forward-over-reverse
+BACKENDS = ("symbolic", "numeric", "forward", "reverse", "compiled")
+HESSIAN_BACKENDS = (None, "reverse", "forward", "symbolic", "compiled")  # None: forward-over-reverse
 
 
 # ----------------------------------------------------------------------------- draws
@@ -1096,7 +1096,7 @@ def judge(program: Program, backends: Sequence[Any] | None = None, sigma_samples
 
     ``isolate``: run the reference and the symbolic backend in forked cells with this many
     seconds each (a timeout is then a verdict, not a hung test)."""
-    from diffkit.core import DiffkitError
+    from diffkit.core import DiffkitError, NotApplicable
     from diffkit.bench.reference import reference
 
     kind = program.kind
@@ -1163,8 +1163,10 @@ def judge(program: Program, backends: Sequence[Any] | None = None, sigma_samples
             else:
                 d = run()["d"]
         except DiffkitError as exc:
-            closed = "closed form" in str(exc)
-            status = "n/a" if closed and name == "symbolic" and program.family == "flow" else "error"
+            # no closed form (symbolic) or no static graph (compiled: a branch on a value)
+            closed = "closed form" in str(exc) and name == "symbolic"
+            static = isinstance(exc, NotApplicable) and name == "compiled"
+            status = "n/a" if (closed or static) and program.family == "flow" else "error"
             out.verdicts.append(Verdict(label, kind, status, message=str(exc)[:200]))
             continue
         except Exception as exc:  # noqa: BLE001
@@ -1246,12 +1248,13 @@ def _candidates(p: Program) -> list[Program]:
 
 
 NESTINGS = (("forward", "forward"), ("forward", "reverse"), ("reverse", "forward"),
-            ("reverse", "reverse"))
+            ("reverse", "reverse"), ("compiled", "compiled"), ("forward", "compiled"))
 
 
 def judge_nested(program: Program, weights_seed: int = 0, isolate: float | None = None) -> Judgement:
     """Nested gradients ``grad(z -> sum(grad(f)(z) * w))`` = ``H w`` for every pairing of
-    forward and reverse mode (outer, inner), against the reference Hessian times ``w``."""
+    forward and reverse mode (outer, inner), compiled over compiled and forward over
+    compiled, against the reference Hessian times ``w``."""
     from diffkit.bench.reference import reference
 
     f = program.function()

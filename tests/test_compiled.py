@@ -83,14 +83,34 @@ def _count(pass_, f, *args):
 
 
 def test_constant_folding():
-    """Constants appear once identities have replaced values: x * zeros, then exp(0)."""
+    """Constants appear once identities have replaced values: x * zeros is a fill (one
+    number, 0), exp of a fill is a fill (exp(0) = 1, computed on the number), 1 * x is x;
+    exp of a constant array is folded into a constant."""
     z = np.zeros(2)
     g = trace(lambda x: dnp.exp(x * z) * x, (np.ones(2),))
+    g = passes.simplify(g)
+    assert [e.prim.name for e in g.eqns] == ["broadcast_to", "broadcast_to"]  # dead fills
+    assert g.outputs == g.inputs and len(passes.dce(g)) == 0
+    c = np.array([1.0, 2.0])
+    g = trace(lambda x: x * dnp.exp(x * z + c), (np.ones(2),))
     sizes = [len(g)]
-    for p in (passes.simplify, passes.fold, passes.simplify):
+    for p in (passes.simplify, passes.fold, passes.dce):
         g = p(g)
         sizes.append(len(g))
-    assert sizes == [3, 2, 1, 0] and g.outputs == g.inputs
+    assert sizes == [4, 3, 2, 1] and [e.prim.name for e in g.eqns] == ["mul"]
+    assert_close(g.eqns[0].inputs[1].value, np.exp(c), rtol=1e-15)
+
+
+def test_a_fill_is_never_built_at_setup():
+    """The seed of a gradient, spread over 10^6 entries by sum, stays one number: the graph
+    holds no array constant at all, and the gradient is exact."""
+    be = dk.backend("compiled")
+    x = np.linspace(-1.0, 1.0, 10**6)
+    assert_close(dk.grad(lambda x: dnp.sum(x * 3.0 - 1.0), backend=be)(x), np.full(x.size, 3.0),
+                 rtol=0, atol=0)
+    assert be.last.graph.eqns == [] or all(
+        not isinstance(a, passes.Const) for e in be.last.graph.eqns for a in e.inputs)
+    assert "np.broadcast_to(3.0, (1000000,))" in be.last.source
 
 
 def test_algebraic_identities():
@@ -118,15 +138,16 @@ def test_dead_code():
 
 
 def test_gradient_graph_is_small_and_skips_unused_adjoints():
-    """grad of sum(sin(x)): sin, sum, then x_bar = cos(x) (broadcast ones folded away);
-    the constant y gets no adjoint at all."""
+    """grad of sum(sin(x) * y): sin, mul, sum, then x_bar = y * cos(x): the seed, its
+    reshape and broadcast (a fill of ones) and ones * y are gone; the constant y gets no
+    adjoint at all."""
     be = dk.backend("compiled")
     y = np.array([1.0, 2.0, 3.0])
     g = dk.grad(lambda x: dnp.sum(dnp.sin(x) * y), backend=be)(np.zeros(3))
     assert_close(g, y)
     ops = [e.prim.name for e in be.last.graph.eqns]
     assert ops == ["sin", "mul", "sum", "cos", "mul"]
-    assert be.last.traced_eqns == 5  # the seed's adjoint sweep through sum was constant
+    assert be.last.traced_eqns == 9  # seed, reshape, broadcast, ones * y: simplified away
 
 
 def test_buffer_plan_reuses_dying_intermediates():

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import shape
+from ...core import Box, shape
 from ...primitives import sum_to
 from .graph import Const, Graph, GraphTracer, Var, apply, read
 
@@ -34,6 +34,7 @@ def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]
         bars: dict[Var, Any] = {}
         for a, b in zip(graph.outputs, out_bars):
             if b is not None and isinstance(a, Var):
+                b = _symbolic(b, env[a])
                 bars[a] = b if a not in bars else bars[a] + b
         for e in reversed(graph.eqns):
             y_bar = bars.pop(e.out, None)
@@ -52,12 +53,23 @@ def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]
         for v, x in zip(graph.inputs, inputs):
             g = bars.get(v)
             if g is None:
-                g = np.zeros(v.shape, v.dtype)
+                g = _symbolic(np.zeros((), v.dtype), x, v.shape)
             _name(g, x)
             grads.append(g)
         return grads
 
     return outs, pullback
+
+
+def _symbolic(bar: Any, like: Any, shape: tuple[int, ...] | None = None) -> Any:
+    """A number ``bar`` (a seed, a zero adjoint) as an equation of the graph ``like`` is
+    traced in, spread to ``shape``: what the sweep computes from it is recorded, so the
+    passes see one number, not an array built at setup (10^6 ones for Rosenbrock's seed).
+    Outside a trace, ``bar`` itself (spread to ``shape``)."""
+    shape = np.shape(bar) if shape is None else shape
+    if isinstance(like, GraphTracer) and not isinstance(bar, Box) and np.ndim(bar) == 0:
+        return like._interp.fill(np.asarray(bar).item(), shape, np.result_type(bar))
+    return bar if np.shape(bar) == shape else np.zeros(shape, np.result_type(bar)) + bar
 
 
 def _name(bar: Any, primal: Any) -> None:

@@ -280,6 +280,16 @@ class GraphInterpreter(Interpreter):
         self.inputs.append(var)
         return GraphTracer(self, var)
 
+    def fill(self, value: float, shape: tuple[int, ...], dtype: Any) -> GraphTracer:
+        """An array of ``shape`` whose entries all equal ``value``, as an equation
+        (``broadcast_to(value)``): a seed or a zero adjoint stays one number in the graph,
+        never an array built while tracing."""
+        from ...primitives import broadcast_to
+
+        dtype = np.dtype(dtype)
+        c = float(value) if dtype == np.float64 else Const(np.asarray(value, dtype))
+        return self.process(broadcast_to, (c,), {"shape": tuple(shape)})
+
     def atom(self, a: Any) -> Atom:
         """A graph operand: our tracer's variable, a literal number, or a constant."""
         if isinstance(a, GraphTracer) and a._interp is self:
@@ -288,7 +298,7 @@ class GraphInterpreter(Interpreter):
             raise DiffkitError(
                 "the function closes over a value traced by another transform (or computed "
                 "in an earlier trace); pass it as an argument instead, or use an eager backend")
-        if isinstance(a, (bool, int, float)):
+        if isinstance(a, (bool, int, float)) or isinstance(a, Const):
             return a
         if isinstance(a, np.ndarray):  # a snapshot: later in-place changes must not leak in
             return Const(a if not a.flags.writeable else a.copy())

@@ -5,7 +5,10 @@
 * :func:`simplify` — algebraic identities: ``x*1``, ``x/1``, ``x+0``, ``x-0``, ``-(-x)``,
   ``x * zeros`` (a zero adjoint or tangent), reshapes and broadcasts to the same shape,
   ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``) and
-  ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``).
+  ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``). A *fill* (an array whose
+  entries all equal one number, like the seed adjoint spread over ``x`` by ``sum``) stays
+  symbolic: ``broadcast_to(c, shape)``, a view, never an array built at setup; arithmetic
+  on fills is done on the number, and a fill meeting a full array becomes that number.
 * :func:`cse` — common-subexpression elimination: the same primitive on the same
   operands with the same parameters is computed once.
 * :func:`dce` — dead-code elimination: only what the outputs need is kept (the adjoint
@@ -103,7 +106,9 @@ def fold(graph: Graph) -> Graph:
     kept = []
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
-        if any(isinstance(a, Var) for a in ins):
+        largest = max((int(np.size(a.value)) for a in ins if isinstance(a, Const)), default=1)
+        if any(isinstance(a, Var) for a in ins) or int(np.prod(e.out.shape)) > largest:
+            # (a broadcast is not folded: it would turn a number into a big array)
             kept.append(e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params))
             continue
         with np.errstate(all="ignore"):
@@ -122,22 +127,82 @@ def _is(a: Atom, number: float) -> bool:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.ndarray, np.generic)):
         return False
     arr = np.asarray(value)
-    return arr.dtype.kind in "iuf" and bool(np.all(arr == number)) and arr.size > 0
+    if arr.dtype.kind not in "iuf" or arr.size == 0 or arr.flat[0] != number:
+        return False
+    return not any(arr.strides) or bool(np.all(arr == number))  # (a broadcast view: one entry)
 
 
 def _same(a: Atom, out: Var) -> bool:
-    return isinstance(a, Var) and a.shape == out.shape and a.dtype == out.dtype
+    return isinstance(a, (Var, Const)) and a.shape == out.shape and a.dtype == out.dtype
+
+
+def _known(a: Atom, fills: dict[Var, float]) -> float | None:
+    """The one number every entry of ``a`` holds, when ``a`` is a fill or a constant
+    known to be uniform (size one or a broadcast view); None otherwise (and for literals)."""
+    if isinstance(a, Var):
+        return fills.get(a)
+    if isinstance(a, Const) and a.dtype == np.float64 and np.size(a.value):
+        first = float(np.asarray(a.value).flat[0])
+        return first if _is(a, first) else None
+    return None
+
+
+def _number(a: Atom, fills: dict[Var, float]) -> float | None:
+    """Like :func:`_known`, literals included."""
+    if type(a) is float or type(a) is int:
+        return a
+    return _known(a, fills)
+
+
+_SPREADS = ("broadcast_to", "reshape", "transpose", "getitem")  # a fill stays a fill
+
+
+def _fill(e: Eqn, fills: dict[Var, float]) -> Atom | Eqn | None:
+    """``e`` as a fill, when its result is one number everywhere: that number (a 0-d
+    result) or ``broadcast_to(c, shape)``; None when it is not a fill of float64."""
+    if e.out.dtype != np.float64:
+        return None
+    name = e.prim.name
+    if name in _SPREADS or name == "sum":
+        c = _number(e.inputs[0], fills)
+        if c is not None and name == "sum":
+            c = c * (int(np.prod(e.inputs[0].shape)) // max(int(np.prod(e.out.shape)), 1)) \
+                if isinstance(e.inputs[0], (Var, Const)) else None
+    elif e.prim.ufunc is not None and not e.params and e.out.dtype == np.float64:
+        cs = [_number(a, fills) for a in e.inputs]
+        if any(c is None for c in cs):
+            return None
+        with np.errstate(all="ignore"):
+            c = e.prim.impl(*(np.float64(c) for c in cs))
+    else:
+        return None
+    if c is None:
+        return None
+    c = float(c)
+    if not e.out.shape:
+        return c
+    if name == "broadcast_to" and type(e.inputs[0]) is float and e.inputs[0] == c:
+        return e  # already the fill's own form
+    from ...primitives import broadcast_to
+
+    return Eqn(broadcast_to, (c,), e.out, {"shape": e.out.shape})
 
 
 def simplify(graph: Graph) -> Graph:
     """Apply the algebraic identities of the module docstring."""
     subst: dict[Var, Atom] = {}
     made: dict[Var, Eqn] = {}
+    fills: dict[Var, float] = {}
     kept = []
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
         e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
-        alias = _identity(e, made)
+        alias = _fill(e, fills)
+        if alias is None:
+            alias = _identity(e, made, fills)
+        if isinstance(alias, Eqn) and alias.prim.name == "broadcast_to" \
+                and type(alias.inputs[0]) is float:
+            fills[alias.out] = alias.inputs[0]
         if isinstance(alias, _Pair):
             made[alias[0].out] = alias[0]
             kept.append(alias[0])
@@ -152,17 +217,21 @@ def simplify(graph: Graph) -> Graph:
     return _rebuild(graph, kept, subst)
 
 
-def _uniform(a: Atom, out: Var) -> Atom:
-    """A constant array whose entries are all equal, as one number (when the other operand
-    already has the result's shape and dtype): ``c1 * v`` with c1 = [2, 2, ...] is ``2.0 * v``."""
+def _uniform(a: Atom, out: Var, fills: dict[Var, float]) -> Atom:
+    """A fill, or a constant array whose entries are all equal, as one number (when the
+    other operand already has the result's shape and dtype): ``c1 * v`` with
+    c1 = [2, 2, ...] is ``2.0 * v``."""
+    if isinstance(a, Var):
+        c = fills.get(a)
+        return a if c is None or out.dtype != np.float64 else c
     if not isinstance(a, Const) or not isinstance(a.value, np.ndarray) or a.value.size < 2 \
             or a.value.dtype != out.dtype:
         return a
     first = a.value.flat[0]
-    return float(first) if bool(np.all(a.value == first)) else a
+    return float(first) if _is(a, first) else a
 
 
-def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | _Pair | None:
+def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | Eqn | _Pair | None:
     """What ``e`` reduces to: an existing atom, a cheaper equation (or two), or None."""
     name, ins, out = e.prim.name, e.inputs, e.out
     if name in ("mul", "add", "sub", "div") and out.dtype.kind == "f":
@@ -172,17 +241,24 @@ def _identity(e: Eqn, made: dict[Var, Eqn]) -> Atom | Eqn | _Pair | None:
             return x
         if name in ("mul", "add") and _is(x, unit) and _same(y, out):
             return y
-        if name == "mul" and isinstance(x, Const) ^ isinstance(y, Const) \
-                and (_is(x, 0.0) or _is(y, 0.0)):
-            return Const(np.zeros(out.shape, out.dtype))  # x * zeros: a zero adjoint/tangent
+        kx, ky = _known(x, fills), _known(y, fills)
+        if name == "mul" and (kx is None) ^ (ky is None) and 0.0 in (kx, ky):
+            # x * zeros: a zero adjoint or tangent (a fill, never an array built now)
+            if not out.shape:
+                return 0.0 if out.dtype == np.float64 else Const(np.zeros((), out.dtype))
+            from ...primitives import broadcast_to
+
+            return Eqn(broadcast_to, (0.0 if out.dtype == np.float64 else Const(
+                np.zeros((), out.dtype)),), out, {"shape": out.shape})
         if name == "mul" and (_is(x, -1.0) and _same(y, out) or _is(y, -1.0) and _same(x, out)):
             from ...primitives import neg
 
             return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
         if _same(x, out) or _same(y, out):
-            u = (_uniform(x, out), _uniform(y, out))
+            u = (_uniform(x, out, fills), _uniform(y, out, fills))
             if u != (x, y):
-                return _identity(Eqn(e.prim, u, out, e.params), made) or Eqn(e.prim, u, out, {})
+                return _identity(Eqn(e.prim, u, out, e.params), made, fills) \
+                    or Eqn(e.prim, u, out, {})
     if name == "add" and all(isinstance(a, Var) and a in made
                              and made[a].prim.name == "scatter_add" for a in ins):
         return _merged_scatters(e, made[ins[0]], made[ins[1]])

@@ -36,6 +36,9 @@ class Program:
         outs = list(self.fn(*leaves))
         for k in self.copy_out:  # never hand out a cached constant or the caller's own array
             outs[k] = np.array(outs[k], copy=True) if isinstance(outs[k], np.ndarray) else outs[k]
+        for k, o in enumerate(outs):  # nor a read-only view (a fill: broadcast_to(0.0, shape))
+            if isinstance(o, np.ndarray) and not o.flags.writeable:
+                outs[k] = np.array(o, copy=True)
         return self.graph.rebuild(outs)
 
     def stats(self) -> dict[str, Any]:
