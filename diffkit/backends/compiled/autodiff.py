@@ -19,15 +19,13 @@ import numpy as np
 
 from ...core import Box, shape
 from ...primitives import sum_to
-from .graph import Const, Graph, GraphTracer, Var, apply, read
+from .graph import Const, Graph, GraphTracer, Var, read, replay
 
 
 def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]:
     """``(outputs, pullback)``; ``pullback(out_bars)`` (None for an output without
     adjoint) gives the adjoints of the inputs, zeros where nothing flows back."""
-    env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
-    for e in graph.eqns:
-        env[e.out] = apply(e, [read(env, a) for a in e.inputs])
+    env = replay(graph, inputs)
     outs = [read(env, a) for a in graph.outputs]
 
     def pullback(out_bars: Sequence[Any]) -> list[Any]:

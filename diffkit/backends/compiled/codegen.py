@@ -7,6 +7,12 @@ are handed over in the namespace dict, never written as text. User text never re
 the source. The source is registered with :mod:`linecache`, so a traceback through
 generated code shows its lines.
 
+A graph of float64 scalars only (a scalar loop, a formula of a few numbers) is written
+with plain Python floats and :mod:`math` instead (``v1 = math.sin(x)``): numpy's
+per-call overhead on scalars is ~20 times the arithmetic. Where plain floats raise
+instead of giving inf or nan (``math.log(0.0)``, ``1.0 / 0.0``, an overflow), the
+program runs its numpy version (see :class:`.program.Program`).
+
 >>> import diffkit.numpy as dnp
 >>> from diffkit.backends.compiled.graph import trace
 >>> src, _ = generate(trace(lambda x, y: dnp.log(x) + x * y, (2.0, 5.0)))
@@ -32,16 +38,32 @@ import numpy as np
 from .graph import Atom, Const, Eqn, Graph, Var
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "power": "**"}
+MATH = {np.sin: "math.sin", np.cos: "math.cos", np.tan: "math.tan", np.exp: "math.exp",
+        np.log: "math.log", np.sqrt: "math.sqrt", np.tanh: "math.tanh", np.sinh: "math.sinh",
+        np.cosh: "math.cosh", np.arcsin: "math.asin", np.arccos: "math.acos",
+        np.arctan: "math.atan", np.arcsinh: "math.asinh", np.arccosh: "math.acosh",
+        np.arctanh: "math.atanh", np.log1p: "math.log1p", np.expm1: "math.expm1",
+        np.log2: "math.log2", np.log10: "math.log10", np.absolute: "abs",
+        np.arctan2: "math.atan2", np.hypot: "math.hypot"}
 _ids = itertools.count(1)
+
+
+def is_scalar(graph: Graph) -> bool:
+    """Every value of ``graph`` is a float64 scalar (or a boolean one, a mask): it can
+    run on plain Python floats and :mod:`math`."""
+    f64, b = np.dtype(np.float64), np.dtype(np.bool_)
+    return all(v.shape == () and v.dtype == f64 for v in graph.inputs) and all(
+        e.out.shape == () and (e.out.dtype == f64 or e.out.dtype == b) for e in graph.eqns)
 
 
 class _Writer:
     """Names for atoms and parameters; constants go to the namespace."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, scalar: bool = False) -> None:
         self.names = graph.names()
-        self.ns: dict[str, Any] = {"np": np}
+        self.ns: dict[str, Any] = {"np": np, "math": math}
         self.consts: dict[int, str] = {}
+        self.scalar = scalar
 
     def atom(self, a: Atom) -> str:
         if isinstance(a, Var):
@@ -101,10 +123,21 @@ class _Writer:
             return f"{args[0]} @ {args[1]}"
         return None
 
+    def floats(self, e: Eqn, args: list[str]) -> str | None:
+        """The line on plain Python floats, where it differs from numpy's."""
+        name, ins = e.prim.name, e.inputs
+        if name == "power" and not (isinstance(ins[1], (int, float)) and float(ins[1]).is_integer()):
+            return f"math.pow({args[0]}, {args[1]})"  # (** would give a complex number)
+        if name == "select":
+            return f"({args[1]} if {args[0]} else {args[2]})"
+        if e.prim.ufunc in MATH and not e.params:
+            return f"{MATH[e.prim.ufunc]}({', '.join(args)})"
+        return None
+
     def expr(self, e: Eqn) -> str:
         args = [self.atom(a) for a in e.inputs]
         name = e.prim.name
-        plain = self.method(e, args)
+        plain = self.floats(e, args) if self.scalar else self.method(e, args)
         if plain is not None:
             return plain
         if name in INFIX:
@@ -122,14 +155,15 @@ class _Writer:
         return f"{name}({', '.join(args + params)})"
 
 
-def generate(graph: Graph, name: str = "f",
-             inplace: dict[Var, Var] | None = None) -> tuple[str, dict[str, Any]]:
+def generate(graph: Graph, name: str = "f", inplace: dict[Var, Var] | None = None,
+             scalar: bool = False) -> tuple[str, dict[str, Any]]:
     """``(source, namespace)`` of a function taking the graph's inputs, returning a tuple.
 
     ``inplace`` (from the buffer plan) maps an equation's output to a dead operand whose
-    memory it may reuse: the line becomes ``np.sin(v1, out=v1)``.
+    memory it may reuse: the line becomes ``np.sin(v1, out=v1)``. ``scalar`` writes a
+    graph of float64 scalars (:func:`is_scalar`) for plain floats and :mod:`math`.
     """
-    w = _Writer(graph)
+    w = _Writer(graph, scalar)
     inplace = inplace or {}
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
     for e in graph.eqns:

@@ -308,34 +308,44 @@ class GraphInterpreter(Interpreter):
                            "numbers and arrays")
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
-        if any(isinstance(v, Box) for v in params.values()):
+        if params and any(isinstance(v, Box) for v in params.values()):
             if prim.name == "where" and isinstance(params["cond"], GraphTracer):
                 return self.process(select, (params["cond"], *args), {})  # a traced mask
             raise NotApplicable(f"n/a: {prim.name} got a traced value as a parameter; "
                                "the compiled backend cannot record it; use an eager backend")
-        ins = tuple(self.atom(a) for a in args)
+        ins = tuple([a.value if type(a) is GraphTracer and a._interp is self else self.atom(a)
+                     for a in args])
         shape, dtype = abstract_eval(prim, ins, params)
         out = self.new_var(shape, dtype)
         self.eqns.append(Eqn(prim, ins, out, dict(params)))
         return GraphTracer(self, out)
 
+    def copy(self, e: Eqn, args: Sequence[Any]) -> GraphTracer:
+        """Record ``e`` again on operands of this trace with the types ``e`` was traced
+        at (a graph replayed into the trace it came from: no shapes to work out)."""
+        ins = tuple([a.value if type(a) is GraphTracer else self.atom(a) for a in args])
+        out = self.new_var(e.out.shape, e.out.dtype)
+        self.eqns.append(Eqn(e.prim, ins, out, e.params))
+        return GraphTracer(self, out)
 
-_DTYPES: dict[tuple, np.dtype] = {}  # (primitive, operand types) -> elementwise result dtype
+
+_TYPES: dict[tuple, tuple] = {}  # (primitive, operand types) -> elementwise result type
 
 
 def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[tuple, np.dtype]:
     """Shape and dtype of ``prim``'s output, without computing it."""
-    shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in ins]
-    if prim.broadcasts and prim.name != "matmul" and not params:
-        key = (prim, *(a.dtype if isinstance(a, (Var, Const)) else type(a) for a in ins))
-        dtype = _DTYPES.get(key)
-        if dtype is None:
+    if prim.broadcasts and not params and prim.name != "matmul":
+        key = (prim, *[(a.shape, a.dtype) if type(a) is Var or type(a) is Const else type(a)
+                       for a in ins])
+        known = _TYPES.get(key)
+        if known is None:
             with np.errstate(all="ignore"):
-                _DTYPES[key] = dtype = np.result_type(prim.impl(*(
+                dtype = np.result_type(prim.impl(*(
                     np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins)))
-        first = shapes[0]
-        same = all(s == first for s in shapes)
-        return first if same else np.broadcast_shapes(*shapes), dtype
+            shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in ins]
+            known = _TYPES[key] = np.broadcast_shapes(*shapes), dtype
+        return known
+    shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in ins]
     if prim.name in ("reshape", "broadcast_to", "scatter_add"):  # the shape is a parameter
         x = ins[0]
         return tuple(params["shape"]), (x.dtype if isinstance(x, (Var, Const))
@@ -450,10 +460,22 @@ def _output(interp: GraphInterpreter, v: Any) -> Atom:
 def evaluate(graph: Graph, inputs: Sequence[Any]) -> list[Any]:
     """Run the graph's equations through ``bind`` (so at any level: on arrays, duals,
     tapes or another graph being traced)."""
-    env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
-    for e in graph.eqns:
-        env[e.out] = apply(e, [read(env, a) for a in e.inputs])
+    env = replay(graph, inputs)
     return [read(env, a) for a in graph.outputs]
+
+
+def replay(graph: Graph, inputs: Sequence[Any]) -> dict[Var, Any]:
+    """Every value of the graph on ``inputs``, by variable. On inputs that are all tracers
+    of one graph being traced, with the graph's own types, equations are copied over."""
+    env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
+    first = inputs[0] if inputs else None
+    same = isinstance(first, GraphTracer) and first._interp.alive and all(
+        type(x) is GraphTracer and x._interp is first._interp and x.var.shape == v.shape
+        and x.var.dtype == v.dtype for x, v in zip(inputs, graph.inputs))
+    for e in graph.eqns:
+        args = [env[a] if type(a) is Var else read(env, a) for a in e.inputs]
+        env[e.out] = first._interp.copy(e, args) if same else apply(e, args)
+    return env
 
 
 def apply(e: Eqn, args: list[Any]) -> Any:

@@ -78,7 +78,8 @@ def cse(graph: Graph) -> Graph:
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
         e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
-        key = (id(e.prim), _key(ins), _key(tuple(sorted(e.params.items()))) if e.params else ())
+        key = (id(e.prim), *[a if type(a) is Var else _key(a) for a in ins],
+               _key(tuple(sorted(e.params.items()))) if e.params else ())
         if key in seen:
             subst[e.out] = seen[key]
         else:
@@ -106,8 +107,8 @@ def fold(graph: Graph) -> Graph:
     kept = []
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
-        largest = max((int(np.size(a.value)) for a in ins if isinstance(a, Const)), default=1)
-        if any(isinstance(a, Var) for a in ins) or int(np.prod(e.out.shape)) > largest:
+        if any([type(a) is Var for a in ins]) or int(np.prod(e.out.shape)) > max(
+                (int(np.size(a.value)) for a in ins if isinstance(a, Const)), default=1):
             # (a broadcast is not folded: it would turn a number into a big array)
             kept.append(e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params))
             continue
@@ -197,6 +198,10 @@ def simplify(graph: Graph) -> Graph:
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
         e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
+        if e.prim.name not in _RULES and all([_plain(a, fills) for a in ins]):
+            made[e.out] = e  # (no identity applies: the common case, decided quickly)
+            kept.append(e)
+            continue
         alias = _fill(e, fills)
         if alias is None:
             alias = _identity(e, made, fills)
@@ -215,6 +220,18 @@ def simplify(graph: Graph) -> Graph:
         made[e.out] = e
         kept.append(e)
     return _rebuild(graph, kept, subst)
+
+
+_RULES = ("add", "neg", "reshape", "broadcast_to", "sum")  # identities on variables alone
+
+
+def _plain(a: Atom, fills: dict[Var, float]) -> bool:
+    """An operand no identity or fill rule looks at: a variable that is not a fill, or a
+    number other than 0, 1 and -1."""
+    t = type(a)
+    if t is Var:
+        return a not in fills
+    return (t is float or t is int) and a not in (0, 1, -1)
 
 
 def _uniform(a: Atom, out: Var, fills: dict[Var, float]) -> Atom:
@@ -314,11 +331,16 @@ PASSES: list[tuple[str, Pass]] = [("simplify", simplify), ("fold", fold), ("cse"
 
 
 def optimize(graph: Graph) -> tuple[Graph, list[tuple[str, int, int]]]:
-    """All passes in order; returns the graph and ``[(pass, before, after), ...]``."""
+    """All passes in order; returns the graph and ``[(pass, before, after), ...]``.
+    Simplifying again is skipped when nothing changed since the last time (it would find
+    nothing new: each pass is one linear walk, to its fixed point)."""
     counts = []
+    changed = True  # since the last simplify
     for name, fn in PASSES:
         before = len(graph)
-        graph = fn(graph)
+        if name != "simplify" or changed:
+            graph = fn(graph)
+        changed = name != "simplify" and (changed or len(graph) != before)
         counts.append((name, before, len(graph)))
     return graph, counts
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .codegen import compile_source, generate
+from .codegen import compile_source, generate, is_scalar
 from .graph import Const, Graph, trace
 from .passes import optimize, plan_buffers
 
@@ -31,15 +31,32 @@ class Program:
     setup_s: float
     bytes_reused: int = 0
     copy_out: list[int] = field(default_factory=list)  # outputs that are constants or inputs
+    scalar: bool = False  # the source runs on plain floats and math (codegen.is_scalar)
+    _numpy: Callable[..., tuple] | None = None
 
     def __call__(self, *leaves: Any) -> Any:
-        outs = list(self.fn(*leaves))
+        if self.scalar:
+            outs = self._floats(leaves)
+        else:
+            outs = list(self.fn(*leaves))
         for k in self.copy_out:  # never hand out a cached constant or the caller's own array
             outs[k] = np.array(outs[k], copy=True) if isinstance(outs[k], np.ndarray) else outs[k]
         for k, o in enumerate(outs):  # nor a read-only view (a fill: broadcast_to(0.0, shape))
             if isinstance(o, np.ndarray) and not o.flags.writeable:
                 outs[k] = np.array(o, copy=True)
         return self.graph.rebuild(outs)
+
+    def _floats(self, leaves: Sequence[Any]) -> list[Any]:
+        """Run the plain-float source; where Python raises instead of giving inf or nan
+        (``math.log(0.0)``, a division by zero, an overflow), the numpy version."""
+        try:
+            outs = self.fn(*(float(v) for v in leaves))
+        except (ArithmeticError, ValueError):
+            if self._numpy is None:
+                self._numpy = compile_source(*generate(self.graph))
+            outs = self._numpy(*leaves)
+        return [np.float64(o) if type(o) is float else np.bool_(o) if type(o) is bool else o
+                for o in outs]
 
     def stats(self) -> dict[str, Any]:
         """Figures for tables: sizes before/after each pass, setup time, bytes reused."""
@@ -53,16 +70,18 @@ class Program:
 
 
 def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
-          names: Sequence[str] | None = None, name: str = "f") -> Program:
-    """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile."""
+          names: Sequence[str] | None = None, name: str = "f", floats: bool = True) -> Program:
+    """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile
+    (a graph of float64 scalars as plain floats and math, unless ``floats`` is False)."""
     start = time.perf_counter()
     graph = trace(fun, args, static_argnums, names)
     traced = len(graph)
     graph, passes = optimize(graph)
     plan, saved = plan_buffers(graph)
-    source, ns = generate(graph, name, plan)
+    scalar = floats and is_scalar(graph)
+    source, ns = generate(graph, name, plan, scalar)
     fn = compile_source(source, ns, name)
     inputs = set(graph.inputs)
     copy_out = [k for k, a in enumerate(graph.outputs) if isinstance(a, Const) or a in inputs]
     return Program(graph, traced, passes, source, fn, time.perf_counter() - start, saved,
-                   copy_out)
+                   copy_out, scalar)

@@ -31,7 +31,8 @@ def adjoint_program(fun: Callable, args: Sequence[Any],
                     names: Sequence[str] | None = None) -> Program:
     """The optimized program computing ``(f(*args), ∂f/∂arg_1, ...)`` of scalar ``f``:
     the forward sweep, then the adjoint sweep, one line per equation. ``names`` name
-    the arguments (default: ``f``'s parameter names)."""
+    the arguments (default: ``f``'s parameter names). Written with numpy even for
+    scalars (``np.log(x1)``), as the rest of the docs show code."""
     names = input_names(fun, len(args), names)
 
     def value_and_adjoints(*xs: Any) -> tuple:
@@ -39,5 +40,5 @@ def adjoint_program(fun: Callable, args: Sequence[Any],
         outs, pull = linearize(g, list(xs))
         return (outs[0], *pull(seed(g)))
 
-    return build(value_and_adjoints, tuple(args), names=names)
+    return build(value_and_adjoints, tuple(args), names=names, floats=False)
 
