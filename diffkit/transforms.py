@@ -71,7 +71,21 @@ class _Args:
             for i, part in zip(self.nums, self._split(self.unravel(z))):
                 args[i] = part
             return f(*args, **kwargs)
+        fun.cache_key = self._cache_key(f, kwargs)  # type: ignore[attr-defined]
         return fun
+
+    def _cache_key(self, f: Callable, kwargs: dict) -> Any:
+        """What ``fun`` computes, besides ``z``, as a hashable key (None when an argument
+        that is not differentiated is an array or an object): a backend that builds a
+        program per function (compiled) reuses it from one call to the next."""
+        rest = tuple(a for i, a in enumerate(self.args) if i not in self.nums) \
+            + tuple(sorted(kwargs.items()))
+        if not _immutable(rest):
+            return None
+        parts = [self.args[i] for i in self.nums]
+        return (f, tuple(self.nums), len(self.args), repr(tree_map(lambda _: None, parts)),
+                tuple((shape(v), np.result_type(v).str) for v in self.leaves),
+                repr(tree_map(type, rest)), rest)
 
     def _split(self, leaves: list[Any]) -> list[Any]:
         parts, k = [], 0
@@ -169,6 +183,13 @@ def _leaves_like(tree: Any, like: Any) -> list[Any] | None:
     else:
         return [tree]
     return None if any(p is None for p in parts) else [v for p in parts for v in p]
+
+
+def _immutable(v: Any) -> bool:
+    """A number, string or None, or a tuple of them: safe to key a cached program by."""
+    if isinstance(v, tuple):
+        return all(_immutable(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, complex, str, np.generic))
 
 
 _OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

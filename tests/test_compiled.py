@@ -255,6 +255,39 @@ def test_masks_and_ties_differentiate_like_the_eager_backends():
     assert_close(dk.grad(f, backend="compiled")(x), np.array([0.0, 5.0, 1.5]), rtol=1e-15)
 
 
+def test_transforms_of_a_jitted_function_run_its_graph():
+    """grad, vmap and a compiled grad of dk.jit(f) run f's optimized graph on their boxes:
+    f's Python runs once (its trace), whatever the transform."""
+    calls = []
+
+    def f(x):
+        calls.append(1)  # a Python side effect: seen only while tracing
+        return dnp.sum(dnp.sin(x) * x)
+
+    jf = dk.jit(f)
+    x = np.array([0.1, 0.2, 0.3])
+    d = lambda x: np.cos(x) * x + np.sin(x)  # noqa: E731
+    assert_close(dk.grad(jf)(x), d(x), rtol=1e-15)
+    assert_close(dk.grad(jf, backend="forward")(2 * x), d(2 * x), rtol=1e-15)
+    assert_close(dk.vmap(jf)(np.stack([x, 2 * x])),
+                 [np.sum(np.sin(x) * x), np.sum(np.sin(2 * x) * 2 * x)], rtol=1e-15)
+    outer = dk.backend("compiled")
+    assert_close(dk.grad(jf, backend=outer)(x), d(x), rtol=1e-15)
+    assert [e.prim.name for e in outer.last.graph.eqns].count("sin") == 1  # inlined
+    assert len(calls) == 1 and jf.cache_info().misses == 1
+
+
+def test_grad_with_tuple_argnums_builds_one_program():
+    be = dk.backend("compiled")
+    g = dk.grad(baydin, argnums=(0, 1), backend=be)
+    for x1, x2 in [(2.0, 5.0), (3.0, 1.0), (0.5, -2.0)]:
+        assert g(x1, x2) == pytest.approx((1 / x1 + x2, x1 - math.cos(x2)), rel=1e-15)
+    assert len(be.programs) == 1
+    h = dk.grad(lambda x, n: x ** n, backend=be)  # an undifferentiated number is in the key
+    assert (h(2.0, 3), h(2.0, 2), h(3.0, 2), h(3.0, 3)) == (12.0, 4.0, 6.0, 27.0)
+    assert len(be.programs) == 3
+
+
 def test_jit_composes_with_eager_transforms():
     f = dk.jit(lambda x: dnp.sum(dnp.exp(x)))
     x = np.array([0.1, 0.2])

@@ -49,7 +49,10 @@ class CompiledBackend(Backend):
         return self.last.stats() if self.last is not None else {}
 
     def _run(self, kind: str, fun: Callable, derived: Callable, *args: Any) -> Any:
-        key = (kind, fun, *((type(a), shape(a), getattr(a, "dtype", None)) for a in args))
+        # (a transform's wrapper of f, new in every call, names what it computes as its
+        # cache_key: argnums tuples and undifferentiated numbers do not retrace)
+        same = getattr(fun, "cache_key", None) or fun
+        key = (kind, same, *((type(a), shape(a), getattr(a, "dtype", None)) for a in args))
         prog = self.programs.get(key)
         if prog is None:
             names = ["x", "u"][:len(args)] if len(args) > 1 else ["x"]

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ...checks import as_input
-from ...core import Box, DiffkitError
+from ...core import Box, DiffkitError, shape
 from ...pytree import flatten, tree_map
-from .graph import Graph, input_names, trace
+from .graph import Graph, evaluate, input_names, trace
 from .program import Program, build
 
 CacheInfo = namedtuple("CacheInfo", "hits misses currsize")
@@ -62,7 +62,8 @@ class Jit:
             call[i] = rebuild(ls)
             leaves += ls
             key.append((repr(tree_map(lambda _: None, a)),
-                        tuple((np.shape(v), np.result_type(v).str) for v in ls)))
+                        tuple((shape(v), (v.dtype if isinstance(v, Box) else
+                                          np.result_type(v)).str) for v in ls)))
         return tuple(key), leaves, tuple(call)
 
     def program(self, *args: Any) -> Program:
@@ -85,9 +86,22 @@ class Jit:
             raise DiffkitError("jit: pass arguments positionally (keyword arguments are not "
                                "part of the traced signature)")
         key, leaves, call = self._signature(args)
-        if any(isinstance(v, Box) for v in leaves):  # inside another transform: run f itself
-            return self.fun(*call)
+        if any(isinstance(v, Box) for v in leaves):
+            return self._inline(key, leaves, call)
         return self._program(key, call)(*leaves)
+
+    def _inline(self, key: Any, leaves: list[Any], call: tuple) -> Any:
+        """Inside another transform (grad, vmap, a graph being traced): the program's
+        optimized graph is run on the boxed values, equation by equation through ``bind``,
+        so the outer transform differentiates, batches or records that graph (traced once
+        per signature, as a call on arrays), not f's Python again."""
+        hollow = iter([np.broadcast_to(np.zeros((), v.dtype), v.shape) if isinstance(v, Box)
+                       else v for v in leaves])
+        static = {i % len(call) for i in self.static}
+        stand_in = tuple(a if i in static else tree_map(lambda _: next(hollow), a)
+                         for i, a in enumerate(call))
+        graph = self._program(key, stand_in).graph
+        return graph.rebuild(evaluate(graph, leaves))
 
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self.hits, self.misses, len(self.programs))
