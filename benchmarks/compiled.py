@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -84,7 +85,9 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
                     f"{tc * 1e3:.3g} ms / {tr * 1e3:.3g} ms = {tc / tr:.2f}", "<= 1.5"))
 
     g, be = compiled_grad(scalar_loop)
+    cpu = time.process_time()
     g(0.3)
+    cpu = time.process_time() - cpu  # (the machine may be shared: wall time counts others)
     setup = be.stats(None, None)["setup_s"]
     gr = dk.grad(scalar_loop, backend="reverse")
     assert abs(g(0.3) - gr(0.3)) <= 1e-12
@@ -93,12 +96,15 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
     out.append(("2,000-op scalar loop: µs per op, reverse / compiled",
                 f"{tr / ops * 1e6:.3g} / {tc / ops * 1e6:.3g} = {tr / tc:.1f}", ">= 10"))
     out.append(("2,000-op scalar loop: trace + transform + optimize + generate",
-                f"{setup:.3f} s ({be.stats(None, None)['graph_passes']})", "< 1 s"))
+                f"{setup:.3f} s (CPU {cpu:.3f} s; {be.stats(None, None)['graph_passes']})",
+                "< 1 s"))
 
     for n in ((10**4,) if quick else (10**6, 10**5)):
         x = np.random.default_rng(1).uniform(-1, 1, n)
         g, be = compiled_grad(rosenbrock)
+        cpu = time.process_time()
         g(x)
+        cpu = time.process_time() - cpu  # (setup and one call)
         setup = be.stats(None, None)["setup_s"]  # trace + transform + optimize + generate
         gr = dk.grad(rosenbrock, backend="reverse")
         assert np.allclose(g(x), gr(x), rtol=1e-12)
@@ -106,7 +112,8 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
         out.append((f"Rosenbrock n={n}: grad compiled / reverse",
                     f"{tc * 1e3:.3g} ms / {tr * 1e3:.3g} ms = {tc / tr:.2f}", "<= 1"))
         out.append((f"Rosenbrock n={n}: setup",
-                    f"{setup * 1e3:.1f} ms ({be.stats(None, None)['graph_passes']})", "< 100 ms"))
+                    f"{setup * 1e3:.1f} ms (CPU with one call {cpu * 1e3:.1f} ms; "
+                    f"{be.stats(None, None)['graph_passes']})", "< 100 ms"))
     return out
 
 
