@@ -232,10 +232,10 @@ def compiled_rows(sizes: tuple[int, ...], m: int, k: int, points: int, repeat: i
               ("scalar loop, 2,000 ops", scalar_loop, 0.5, 0.1)]
     rows = []
     for tag, f, x, target in cases:
-        compiled, eager = dk.grad(f, backend="compiled"), dk.grad(f)
-        start = time.perf_counter()
+        be = dk.backend("compiled")
+        compiled, eager = dk.grad(f, backend=be), dk.grad(f)
         compiled(x)
-        setup = time.perf_counter() - start
+        setup = be.stats(f, x)["setup_s"]  # (the build alone, not the first call's run)
         t = interleaved([lambda: compiled(x), lambda: eager(x)], repeat)
         rows += [Row(f"{tag}: compiled / reverse", t[0], t[1], target),
                  Row(f"{tag}: compiled setup / {1.0 if 'loop' in tag else 0.1} s", setup,
