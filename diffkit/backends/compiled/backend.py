@@ -33,14 +33,11 @@ class CompiledBackend(Backend):
     """Static graph: trace once, differentiate the graph, optimize, generate numpy code."""
 
     name = "compiled"
-    defaults = {"fuse": False}
+    defaults = {"fuse": False, "parallel": False}  # fuse: numba kernels (see .fusion)
     CACHE = 64  # programs kept per backend object
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        if self.options["fuse"]:
-            raise DiffkitError("backend 'compiled': fuse=True needs the fused (numba) code "
-                               "generator, which is not there yet; use fuse=False")
         self.programs: OrderedDict[Any, Program] = OrderedDict()
         self.last: Program | None = None
 
@@ -56,7 +53,9 @@ class CompiledBackend(Backend):
         prog = self.programs.get(key)
         if prog is None:
             names = ["x", "u"][:len(args)] if len(args) > 1 else ["x"]
-            prog = self.programs[key] = build(derived, args, names=names)
+            prog = self.programs[key] = build(derived, args, names=names,
+                                              fuse=bool(self.options["fuse"]),
+                                              parallel=bool(self.options["parallel"]))
             if len(self.programs) > self.CACHE:
                 self.programs.popitem(last=False)
         self.last = prog

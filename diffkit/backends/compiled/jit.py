@@ -30,11 +30,9 @@ class Jit:
     """``fun`` traced once per signature, run as generated numpy code."""
 
     def __init__(self, fun: Callable, static_argnums: int | Sequence[int] = (),
-                 fuse: bool = False) -> None:
-        if fuse:
-            raise DiffkitError("jit: fuse=True needs the fused (numba) code generator, which is "
-                               "not there yet; use fuse=False")
+                 fuse: bool = False, parallel: bool = False) -> None:
         self.fun = fun
+        self.fuse, self.parallel = bool(fuse), bool(parallel)
         self.static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.programs: dict[Any, Program] = {}
         self.hits = self.misses = 0
@@ -76,7 +74,8 @@ class Jit:
         if prog is None:
             self.misses += 1
             prog = self.programs[key] = build(self.fun, call, self.static,
-                                              input_names(self.fun, len(call)))
+                                              input_names(self.fun, len(call)),
+                                              fuse=self.fuse, parallel=self.parallel)
         else:
             self.hits += 1
         return prog
@@ -111,10 +110,14 @@ class Jit:
         self.hits = self.misses = 0
 
 
-def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = False) -> Jit:
+def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = False,
+        parallel: bool = False) -> Jit:
     """Compile ``fun``: trace it once per argument shapes/dtypes (and static values) to a
-    graph, optimize it, and run generated numpy code from then on."""
-    return Jit(fun, static_argnums, fuse)
+    graph, optimize it, and run generated numpy code from then on. ``fuse=True`` runs
+    chains of elementwise operations as one numba loop each (``pip install diffkit[jit]``;
+    without numba it says so once and runs the numpy code); ``parallel=True`` lets those
+    loops use all cores (default: one thread, for steady timings)."""
+    return Jit(fun, static_argnums, fuse, parallel)
 
 
 def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Graph]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .codegen import compile_source, generate, is_scalar
 from .graph import Const, Graph, trace
+from .kernels import fused_program
 from .passes import optimize, plan_buffers
 
 
@@ -33,6 +34,8 @@ class Program:
     copy_out: list[int] = field(default_factory=list)  # outputs that are constants or inputs
     scalar: bool = False  # the source runs on plain floats and math (codegen.is_scalar)
     _numpy: Callable[..., tuple] | None = None
+    fusion: str = ""          # the fusion report (fuse=True), e.g. "1 kernel, 0 library calls: ..."
+    kernel_source: str = ""   # the numba kernels' source, when they run
 
     def __call__(self, *leaves: Any) -> Any:
         if self.scalar:
@@ -60,8 +63,9 @@ class Program:
 
     def stats(self) -> dict[str, Any]:
         """Figures for tables: sizes before/after each pass, setup time, bytes reused."""
-        return {"setup_s": self.setup_s, "graph_eqns_traced": self.traced_eqns,
-                "graph_eqns": len(self.graph), "graph_passes": self.summary()}
+        out = {"setup_s": self.setup_s, "graph_eqns_traced": self.traced_eqns,
+               "graph_eqns": len(self.graph), "graph_passes": self.summary()}
+        return {**out, "fusion": self.fusion} if self.fusion else out
 
     def summary(self) -> str:
         """``212 equations → 97 after fold/simplify/cse/dce``."""
@@ -70,18 +74,28 @@ class Program:
 
 
 def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
-          names: Sequence[str] | None = None, name: str = "f", floats: bool = True) -> Program:
+          names: Sequence[str] | None = None, name: str = "f", floats: bool = True,
+          fuse: bool = False, parallel: bool = False) -> Program:
     """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile
-    (a graph of float64 scalars as plain floats and math, unless ``floats`` is False)."""
+    (a graph of float64 scalars as plain floats and math, unless ``floats`` is False;
+    with ``fuse``, elementwise chains run as numba kernels, see :mod:`.kernels`)."""
     start = time.perf_counter()
     graph = trace(fun, args, static_argnums, names)
     traced = len(graph)
     graph, passes = optimize(graph)
-    plan, saved = plan_buffers(graph)
-    scalar = floats and is_scalar(graph)
-    source, ns = generate(graph, name, plan, scalar)
-    fn = compile_source(source, ns, name)
+    report, kernels, scalar = "", "", False
+    fused = fused_program(graph, name, parallel) if fuse else None
+    if fused is not None:
+        missing = fused[0].kernels and fused[1] is None
+        report = fused[0].report() + (" (run unfused: numba missing)" if missing else "")
+    if fused is not None and fused[1] is not None:
+        (source, kernels, fn), saved = fused[1], 0
+    else:
+        plan, saved = plan_buffers(graph)
+        scalar = floats and is_scalar(graph)
+        source, ns = generate(graph, name, plan, scalar)
+        fn = compile_source(source, ns, name)
     inputs = set(graph.inputs)
     copy_out = [k for k, a in enumerate(graph.outputs) if isinstance(a, Const) or a in inputs]
     return Program(graph, traced, passes, source, fn, time.perf_counter() - start, saved,
-                   copy_out, scalar)
+                   copy_out, scalar, fusion=report, kernel_source=kernels)

@@ -1,0 +1,244 @@
+"""Operator fusion: which equations of an optimized graph run together as one loop.
+
+Elementwise and broadcast equations (``sin``, ``mul``, ``where`` ...), views that only
+shift indices (``x[1:]``, ``broadcast_to``) and the adjoints of those views
+(``scatter_add`` of a slice) are *fusible*: each element of their result is a formula
+of a few elements of their operands. A :class:`Kernel` is one loop over an index
+domain; inside it every fusible value is recomputed at the index where it is needed,
+so intermediates never travel through memory. A full ``sum`` of a fusible value is
+fused into the loop that produces it (an accumulator). ``matmul``, partial reductions
+and other library calls stay library calls, as do 0-d (scalar) lines.
+
+The adjoint of a shifted slice is taken in *gather* form: ``g[j]`` reads ``x[j-1],
+x[j], x[j+1]`` and is written once, instead of zero-filling ``g`` and scattering into
+it (the scatter form is 4x slower, see PERF-NOTES). This comes for free from the
+index view: ``scatter_add(u, idx=(slice(1, None),))`` at ``j`` is ``u[j-1]`` when
+``j >= 1``, else 0.
+
+Values are *materialized* (written to an array) only where something outside the
+loops needs them: a graph output or a library call. Kernels are ordered in *stages*:
+stage k runs once every library call it depends on has run.
+
+>>> import numpy as np, diffkit.numpy as dnp
+>>> from diffkit.backends.compiled.show import adjoint_program
+>>> rosen = lambda x: dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+>>> print(fuse(adjoint_program(rosen, (np.ones(5),)).graph).report())
+1 kernel, 0 library calls: k0 = 20 ops over (5,) -> sum, x_bar
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .graph import Atom, Const, Eqn, Graph, Var
+
+#: elementwise primitives a kernel can compute on scalars (the rest are library calls)
+ELEMENTWISE = {"add", "sub", "mul", "div", "power", "neg", "abs", "sin", "cos", "tan", "exp",
+               "log", "sqrt", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "log1p",
+               "expm1", "maximum", "minimum", "sign", "sigmoid", "select", "greater",
+               "greater_equal", "less", "less_equal", "equal", "not_equal"}
+VIEWS = {"getitem", "broadcast_to", "scatter_add"}
+
+
+@dataclass(eq=False)
+class Kernel:
+    """One fused loop over ``domain``: the arrays it writes and the sums it accumulates."""
+
+    name: str
+    stage: int
+    domain: tuple[int, ...]
+    outputs: list[Var] = field(default_factory=list)      # materialized arrays
+    reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
+    ops: int = 0                                          # fusible equations it evaluates
+
+    def describe(self, names: dict[Var, str]) -> str:
+        made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
+                                                   for e in self.reductions]
+        return f"{self.name} = {self.ops} ops over {self.domain} -> {', '.join(made)}"
+
+
+@dataclass(eq=False)
+class FusionPlan:
+    """The program as steps: kernels and library equations, in an order that runs."""
+
+    graph: Graph
+    steps: list[Kernel | Eqn]
+    fusible: dict[Var, Eqn]
+    materialized: dict[Var, int]  # a value written by a kernel -> its stage
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        return [s for s in self.steps if isinstance(s, Kernel)]
+
+    @property
+    def library(self) -> list[Eqn]:
+        return [s for s in self.steps if isinstance(s, Eqn)]
+
+    def report(self) -> str:
+        """``2 kernels, 1 library call: k0 = 7 ops over (999999,) -> sum; ...``."""
+        names = self.graph.names()
+        ks, lib = self.kernels, self.library
+        head = (f"{len(ks)} kernel{'s' * (len(ks) != 1)}, {len(lib)} library "
+                f"call{'s' * (len(lib) != 1)}")
+        return head + (": " + "; ".join(k.describe(names) for k in ks) if ks else "")
+
+
+def basic_index(idx: tuple, shape: Sequence[int]) -> list[tuple] | None:
+    """Per axis of the indexed array: ``("slice", start, stop)`` (step 1), ``("int", k)``,
+    and ``("new",)`` for each ``None``; or None when the index is not of that form.
+
+    >>> basic_index((slice(1, None),), (5,))
+    [('slice', 1, 5)]
+    >>> basic_index((Ellipsis, 0), (2, 3)), basic_index((slice(None, None, 2),), (4,))
+    ([('slice', 0, 2), ('int', 0)], None)
+    """
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if sum(i is Ellipsis for i in idx) > 1:
+        return None
+    named = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if named > len(shape):
+        return None
+    if Ellipsis in idx:
+        at = idx.index(Ellipsis)
+        idx = idx[:at] + (slice(None),) * (len(shape) - named) + idx[at + 1:]
+    else:
+        idx = idx + (slice(None),) * (len(shape) - named)
+    out, axis = [], 0
+    for i in idx:
+        if i is None:
+            out.append(("new",))
+            continue
+        n = shape[axis]
+        axis += 1
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step != 1:
+                return None
+            out.append(("slice", start, max(start, stop)))
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, bool) and -n <= i < n:
+            out.append(("int", int(i) % n))
+        else:
+            return None
+    return out
+
+
+def fusible(e: Eqn) -> bool:
+    """Can ``e`` be computed element by element inside a loop (or accumulated in one)?"""
+    out = e.out
+    if out.dtype.kind not in "biuf" or any(
+            isinstance(a, (Var, Const)) and a.dtype.kind not in "biuf" for a in e.inputs):
+        return False
+    name = e.prim.name
+    if name == "sum":
+        x = e.inputs[0]
+        return (isinstance(x, Var) and len(x.shape) > 0 and out.shape == ()
+                and out.dtype.kind == "f" and not e.params.get("keepdims"))
+    if out.shape == () or 0 in out.shape:
+        return False  # scalars stay plain lines; empty arrays need no loop
+    if name in ELEMENTWISE:
+        return e.prim.name == "select" or e.prim.ufunc is not None or name == "sigmoid"
+    if name == "broadcast_to":
+        return isinstance(e.inputs[0], (Var, Const))
+    if name == "getitem":
+        x = e.inputs[0]
+        return isinstance(x, (Var, Const)) and basic_index(e.params["idx"], x.shape) is not None
+    if name == "scatter_add":
+        return basic_index(e.params["idx"], e.params["shape"]) is not None
+    return False
+
+
+def fuse(graph: Graph) -> FusionPlan:
+    """Group the graph's fusible equations into kernels; the rest are library calls."""
+    fus = {e.out: e for e in graph.eqns if fusible(e)}
+    reductions = {v for v, e in fus.items() if e.prim.name == "sum"}
+    needed: set[Var] = {a for a in graph.outputs if isinstance(a, Var)}
+    for e in graph.eqns:
+        if e.out not in fus:
+            needed.update(a for a in e.inputs if isinstance(a, Var))
+    level: dict[Var, int] = {v: 0 for v in graph.inputs}
+    materialized: dict[Var, int] = {}
+    lib_level: dict[Eqn, int] = {}
+    roots: dict[int, list[Eqn]] = {}
+    for e in graph.eqns:
+        lv = max((level[a] for a in e.inputs if isinstance(a, Var)), default=0)
+        if e.out in reductions:
+            roots.setdefault(lv, []).append(e)
+            level[e.out] = lv + 1
+        elif e.out in fus:
+            level[e.out] = lv
+            if e.out in needed:
+                materialized[e.out] = lv
+                roots.setdefault(lv, []).append(e)
+        else:
+            level[e.out] = lv + 1
+            lib_level[e] = lv + 1
+    steps: list[Kernel | Eqn] = []
+    count = 0
+    for stage in range(max([*roots, *lib_level.values(), 0]) + 1):
+        for group in _groups(roots.get(stage, [])):
+            k = Kernel(f"k{count}", stage, _domain(group))
+            count += 1
+            for e in group:
+                (k.reductions if e.out in reductions else k.outputs).append(
+                    e if e.out in reductions else e.out)
+            k.ops = len(_reached(group, fus, materialized, stage))
+            steps.append(k)
+        steps += [e for e in graph.eqns if lib_level.get(e) == stage + 1]
+    return FusionPlan(graph, steps, fus, materialized)
+
+
+def root_shape(e: Eqn) -> tuple[int, ...]:
+    """The index space a root is computed over (a sum's: its operand's)."""
+    return e.inputs[0].shape if e.prim.name == "sum" else e.out.shape
+
+
+def _groups(roots: list[Eqn]) -> list[list[Eqn]]:
+    """Roots of one stage, grouped by rank when their shapes differ by at most 2 per axis
+    (shifted slices of one array): one loop each, guarded where a root is smaller."""
+    groups: list[list[Eqn]] = []
+    for e in roots:
+        s = root_shape(e)
+        for g in groups:
+            t = root_shape(g[0])
+            if len(t) == len(s) and all(abs(a - b) <= 2 for a, b in zip(s, t)):
+                g.append(e)
+                break
+        else:
+            groups.append([e])
+    return groups
+
+
+def _domain(group: list[Eqn]) -> tuple[int, ...]:
+    return tuple(int(m) for m in np.max([root_shape(e) for e in group], axis=0))
+
+
+def _reached(group: list[Eqn], fus: dict[Var, Eqn], materialized: dict[Var, int],
+             stage: int) -> set[Var]:
+    """The fusible values a kernel evaluates (values written by earlier stages are read)."""
+    seen: set[Var] = set()
+    todo = [e.out for e in group]
+    while todo:
+        v = todo.pop()
+        if v in seen or v not in fus or materialized.get(v, stage) < stage:
+            continue
+        seen.add(v)
+        todo += [a for a in fus[v].inputs if isinstance(a, Var)]
+    return seen
+
+
+def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
+    """Map an output index of elementwise/broadcast ``e`` to its operand ``k``'s index
+    (numpy broadcasting: trailing axes align, axes of length 1 read element 0)."""
+    a: Atom = e.inputs[k]
+    shape = a.shape if isinstance(a, (Var, Const)) else ()
+    lead = len(idx) - len(shape)
+    return tuple(("c", 0) if n == 1 and e.out.shape[lead + d] != 1 else idx[lead + d]
+                 for d, n in enumerate(shape))
+
+
+__all__ = ["ELEMENTWISE", "FusionPlan", "Kernel", "basic_index", "fuse", "fusible",
+           "operand_index", "root_shape"]

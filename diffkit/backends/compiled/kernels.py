@@ -1,0 +1,403 @@
+"""Fused kernels as Numba loops, and the program that calls them.
+
+Each :class:`~.fusion.Kernel` becomes one ``@njit`` function: a loop over its domain
+whose body computes every fused value at the index where it is needed (``x[i0 + 1]``),
+writes the materialized ones once and accumulates the fused sums. The conditions that
+the adjoint of a shifted slice brings (``i0 >= 1``) are resolved by splitting the outer
+loop where they change, so the long middle part of the loop has no branch at all:
+
+    for i0 in range(1, 999999):
+        t1 = x[i0]
+        ...
+        out0[i0] = t7 + t12
+
+The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
+code of :mod:`.codegen`. Kernel source is written to diffkit's cache folder
+(``$DIFFKIT_CACHE``, else ``~/.cache/diffkit``) and compiled with ``cache=True``, so a
+second process loads the machine code instead of compiling again. Numba is optional
+(``pip install diffkit[jit]``): without it :func:`numba_or_none` says so once and the
+caller keeps the unfused numpy program.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .codegen import INFIX, _Writer, compile_source
+from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
+                     root_shape)
+from .graph import Atom, Const, Eqn, Graph, Var
+
+MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program; "
+           "for fused kernels: pip install diffkit[jit]")
+_said_missing = False
+_modules: dict[str, Any] = {}  # source hash -> imported kernel module (this process)
+MAX_PIECES = 5  # the outer loop is split at most into this many condition-free pieces
+
+UNARY = {"neg": "-{0}", "sigmoid": "1.0 / (1.0 + np.exp(-{0}))", "abs": "abs({0})"}
+SYMBOLS = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
+           "equal": "==", "not_equal": "!="}
+
+
+def numba_or_none() -> Any:
+    """The numba module, or None after saying once (a warning) what is missing."""
+    global _said_missing
+    try:
+        import numba
+    except ImportError:
+        if not _said_missing:
+            _said_missing = True
+            warnings.warn(MISSING, RuntimeWarning, stacklevel=3)
+        return None
+    return numba
+
+
+Index = tuple  # per axis: ("i", axis, offset) = loop variable + offset, or ("c", k)
+
+
+def _shift(ix: tuple, by: int) -> tuple:
+    return ("i", ix[1], ix[2] + by) if ix[0] == "i" else ("c", ix[1] + by)
+
+
+def _text(ix: tuple) -> str:
+    if ix[0] == "c":
+        return str(ix[1])
+    off = ix[2]
+    return f"i{ix[1]}" + (f" + {off}" if off > 0 else f" - {-off}" if off < 0 else "")
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return repr(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return repr(int(v))
+    v = float(v)
+    return repr(v) if math.isfinite(v) else ("np.nan" if math.isnan(v) else
+                                            ("np.inf" if v > 0 else "-np.inf"))
+
+
+class KernelWriter:
+    """Writes one kernel's function: arguments, loops, and the body at each index."""
+
+    def __init__(self, plan: FusionPlan, kernel: Kernel, names: dict[Var, str]) -> None:
+        self.plan, self.kernel, self.names = plan, kernel, names
+        self.args: dict[Any, str] = {}   # Var or id(Const) -> parameter name
+        self.arg_atoms: list[Atom] = []
+        self.lines: list[str] = []
+        self.scopes: list[dict] = []
+        self.ranges: list[tuple[int, int]] = []
+        self.cuts: set[int] = set()      # outer-axis points where some condition changes
+        self.tmp = 0
+        self.depth = 1                   # indentation of the line being written
+
+    # ---------------------------------------------------------------- operands
+    def arg(self, a: Var | Const) -> str:
+        key = a if isinstance(a, Var) else id(a)
+        if key not in self.args:
+            self.args[key] = f"a{len(self.args)}"
+            self.arg_atoms.append(a)
+        return self.args[key]
+
+    def recomputed(self, v: Var) -> bool:
+        e = self.plan.fusible.get(v)
+        return e is not None and e.prim.name != "sum" and \
+            self.plan.materialized.get(v, self.kernel.stage) >= self.kernel.stage
+
+    def emit(self, expr: str, key: Any = None) -> str:
+        self.tmp += 1
+        name = f"t{self.tmp}"
+        self.lines.append("    " * self.depth + f"{name} = {expr}")
+        if key is not None:
+            self.scopes[-1][key] = name
+        return name
+
+    def known(self, key: Any) -> str | None:
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def value(self, a: Atom, idx: Index) -> str:
+        """Source for the element of ``a`` at ``idx`` (a name or a literal)."""
+        if isinstance(a, Const) and np.ndim(a.value) == 0:
+            return _literal(a.value)
+        if not isinstance(a, (Var, Const)):
+            return _literal(a)
+        if isinstance(a, Var) and self.recomputed(a):
+            e = self.plan.fusible[a]
+            if e.prim.name not in ELEMENTWISE:  # a view or a slice's adjoint: no new value
+                return self.compute(e, idx)
+            key = (a, idx)
+            name = self.known(key)
+            if name is None:
+                name = self.emit(self.compute(self.plan.fusible[a], idx), key)
+            return name
+        if len(a.shape) == 0:
+            return self.arg(a)
+        key = ("read", a if isinstance(a, Var) else id(a), idx)
+        name = self.known(key)
+        if name is None:
+            name = self.emit(f"{self.arg(a)}[{', '.join(_text(i) for i in idx)}]", key)
+        return name
+
+    # ---------------------------------------------------------------- equations
+    def compute(self, e: Eqn, idx: Index) -> str:
+        name = e.prim.name
+        if name in ELEMENTWISE:
+            args = [self.value(a, operand_index(e, k, idx)) for k, a in enumerate(e.inputs)]
+            if name == "select":
+                return f"({args[1]} if {args[0]} else {args[2]})"
+            if name == "power" and e.inputs[1] == 2:
+                return f"{args[0]} * {args[0]}"
+            if name in INFIX:
+                return f"{args[0]} {INFIX[name]} {args[1]}"
+            if name in SYMBOLS:
+                return f"{args[0]} {SYMBOLS[name]} {args[1]}"
+            if name in UNARY:
+                return UNARY[name].format(*args)
+            return f"np.{e.prim.ufunc.__name__}({', '.join(args)})"
+        if name == "broadcast_to":
+            return self.value(e.inputs[0], operand_index(e, 0, idx))
+        x = e.inputs[0]
+        if name == "getitem":
+            spec, out_axis, x_idx = basic_index(e.params["idx"], x.shape), 0, []
+            for s in spec:
+                if s[0] == "new":
+                    out_axis += 1
+                elif s[0] == "int":
+                    x_idx.append(("c", s[1]))
+                else:
+                    x_idx.append(_shift(idx[out_axis], s[1]))
+                    out_axis += 1
+            return self.value(x, tuple(x_idx))
+        return self.scatter(e, idx)
+
+    def scatter(self, e: Eqn, idx: Index) -> str:
+        """``scatter_add(u, idx)`` at ``idx``: ``u`` at the shifted index where the slice
+        covers it, else 0 (the gather form of a slice's adjoint)."""
+        spec = basic_index(e.params["idx"], e.params["shape"])
+        conds, u_idx, out_axis = [], [], 0
+        for s in spec:
+            if s[0] == "new":
+                u_idx.append(("c", 0))
+                continue
+            ix = idx[out_axis]
+            out_axis += 1
+            if s[0] == "int":
+                conds += [self.cond(ix, ">=", s[1]), self.cond(ix, "<", s[1] + 1)]
+            else:
+                conds += [self.cond(ix, ">=", s[1]), self.cond(ix, "<", s[2])]
+                u_idx.append(_shift(ix, -s[1]))
+        if False in conds:
+            return "0.0"
+        test = [c for c in conds if c is not True]
+        if not test:
+            return self.value(e.inputs[0], tuple(u_idx))
+        out = self.emit("0.0")
+        self.block(" and ".join(test), lambda: self.lines.append(
+            "    " * self.depth + f"{out} = {self.value(e.inputs[0], tuple(u_idx))}"))
+        return out
+
+    def cond(self, ix: tuple, op: str, bound: int) -> bool | str:
+        """``ix op bound`` decided from the loop's range, else its source (and a cut)."""
+        if ix[0] == "c":
+            return ix[1] >= bound if op == ">=" else ix[1] < bound
+        axis, off = ix[1], ix[2]
+        lo, hi = self.ranges[axis]
+        at = bound - off
+        if op == ">=":
+            if lo >= at:
+                return True
+            if hi - 1 < at:
+                return False
+        else:
+            if hi - 1 < at:
+                return True
+            if lo >= at:
+                return False
+        if axis == 0:
+            self.cuts.add(at)
+        return f"i{axis} {op} {at}"
+
+    def block(self, test: str, body: Callable[[], None]) -> None:
+        self.lines.append("    " * self.depth + f"if {test}:")
+        self.scopes.append({})
+        self.depth += 1
+        body()
+        self.depth -= 1
+        self.scopes.pop()
+
+    # ---------------------------------------------------------------- the function
+    def loops(self, outer: tuple[int, int], loop: str) -> None:
+        """The loop nest over the domain, outer axis restricted to ``outer``."""
+        dom = self.kernel.domain
+        self.ranges = []
+        for axis, n in enumerate(dom):
+            lo, hi = outer if axis == 0 else (0, n)
+            rng = f"{lo}, {hi}" if lo else f"{hi}"
+            self.lines.append("    " * (axis + 1) + f"for i{axis} in "
+                              f"{loop if axis == 0 else 'range'}({rng}):")
+            self.ranges.append((lo, hi))
+        self.scopes = [{}]
+        self.depth = len(dom) + 1
+        full = tuple(("i", a, 0) for a in range(len(dom)))
+        roots = [(v.shape, v, None) for v in self.kernel.outputs] + \
+                [(root_shape(e), None, e) for e in self.kernel.reductions]
+        roots.sort(key=lambda r: r[0] != dom)  # unguarded roots first: theirs are shared
+        for shape, v, e in roots:
+            guard = [self.cond(("i", a, 0), "<", n) for a, n in enumerate(shape)]
+            if False in guard:
+                continue
+            test = [g for g in guard if g is not True]
+
+            def body(v: Var | None = v, e: Eqn | None = e) -> None:
+                pad = "    " * self.depth
+                if v is not None:
+                    self.lines.append(pad + f"o{self.kernel.outputs.index(v)}"
+                                      f"[{', '.join(f'i{a}' for a in range(len(dom)))}] = "
+                                      f"{self.value(v, full)}")
+                else:
+                    self.lines.append(pad + f"s{self.kernel.reductions.index(e)} += "
+                                      f"{self.value(e.inputs[0], full)}")
+            if test:
+                self.block(" and ".join(test), body)
+            else:
+                body()
+        self.ranges = []
+
+    def source(self, parallel: bool = False) -> str:
+        """The kernel as Python source for ``numba.njit``."""
+        dom = self.kernel.domain
+        loop = "prange" if parallel else "range"
+        self.loops((0, dom[0]), loop)  # a first pass finds where conditions change
+        cuts = sorted(c for c in self.cuts if 0 < c < dom[0])
+        pieces = list(zip([0, *cuts], [*cuts, dom[0]]))
+        self.lines = []
+        if len(pieces) > MAX_PIECES:
+            pieces = [(0, dom[0])]
+        for piece in pieces:
+            self.loops(piece, loop)
+        body = self.lines
+        params = ", ".join(self.args.values())
+        head = [f"def {self.kernel.name}({params}):"]
+        for k, v in enumerate(self.kernel.outputs):
+            head.append(f"    o{k} = np.empty({v.shape!r}, np.{_dtype(v)})")
+        for k in range(len(self.kernel.reductions)):
+            head.append(f"    s{k} = 0.0")
+        outs = [f"o{k}" for k in range(len(self.kernel.outputs))] + [
+            f"np.{_dtype(e.out)}(s{k})" for k, e in enumerate(self.kernel.reductions)]
+        return "\n".join(head + body + [f"    return ({', '.join(outs)},)"]) + "\n"
+
+
+def _dtype(v: Var) -> str:
+    return "bool_" if v.dtype.kind == "b" else v.dtype.name
+
+
+def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
+                 ) -> tuple[str, dict[str, Any], Callable[..., tuple]]:
+    """``(driver source, kernel source, the driver)``: numba kernels and the numpy lines
+    around them. Needs numba (see :func:`numba_or_none`)."""
+    graph = plan.graph
+    w = _Writer(graph)
+    kernel_src, calls = [], []
+    for step in plan.steps:
+        if isinstance(step, Eqn):
+            calls.append((step, None))
+            continue
+        kw = KernelWriter(plan, step, w.names)
+        kernel_src.append(kw.source(parallel))
+        calls.append((step, kw))
+    module = _load(kernel_src, parallel)
+    w.ns["_s"] = _scalar
+    lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
+    for step, kw in calls:
+        if kw is None:
+            lines.append(f"    {w.names[step.out]} = {w.expr(step)}")
+            continue
+        fn = getattr(module, step.name)
+        w.ns[step.name] = fn
+        args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in kw.arg_atoms]
+        _warm(fn, kw.arg_atoms)
+        made = [w.names[v] for v in step.outputs] + [w.names[e.out] for e in step.reductions]
+        lines.append(f"    {', '.join(made)}, = {step.name}({', '.join(args)})"
+                     f"  # {step.ops} ops over {step.domain}")
+        for e in step.reductions:  # numba hands sums back as Python floats
+            lines.append(f"    {w.names[e.out]} = np.{_dtype(e.out)}({w.names[e.out]})")
+    lines.append(f"    return ({', '.join(w.atom(a) for a in graph.outputs)},)")
+    source = "\n".join(lines) + "\n"
+    return source, "".join(kernel_src), compile_source(source, w.ns, name)
+
+
+def _scalar(v: Any) -> Any:
+    return np.asarray(v)[()]
+
+
+def _warm(fn: Any, atoms: list[Atom]) -> None:
+    """Compile ``fn`` now for C-contiguous arrays of these types (setup, not first call)."""
+    import numba
+
+    types = []
+    for a in atoms:
+        if len(a.shape) == 0:
+            types.append(numba.from_dtype(a.dtype))
+        elif isinstance(a, Const):
+            types.append(numba.typeof(np.asarray(a.value)))
+        else:
+            types.append(numba.types.Array(numba.from_dtype(a.dtype), len(a.shape), "C"))
+    fn.compile(tuple(types))
+
+
+def cache_dir() -> Path:
+    """Where kernel sources (and Numba's machine code beside them) are kept."""
+    base = os.environ.get("DIFFKIT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                            "diffkit")
+    path = Path(base) / "kernels"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    except OSError:
+        path = Path(tempfile.gettempdir()) / "diffkit-kernels"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def _load(kernels: list[str], parallel: bool) -> Any:
+    """Import the kernels' module (written once per source, keyed by its hash)."""
+    deco = f"@njit(cache=True, error_model='numpy'{', parallel=True' if parallel else ''})\n"
+    text = "import numpy as np\nfrom numba import njit, prange\n\n\n" + "\n\n".join(
+        deco + k for k in kernels)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+    if digest in _modules:
+        return _modules[digest]
+    path = cache_dir() / f"k_{digest}.py"
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(f"diffkit_kernels_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    _modules[digest] = module
+    return module
+
+
+def fused_program(graph: Graph, name: str = "f", parallel: bool = False
+                  ) -> tuple[FusionPlan, tuple[str, str, Callable[..., tuple]] | None]:
+    """The fusion plan of ``graph`` and, when numba is there and something fuses, the
+    compiled ``(driver source, kernel source, driver)``; else None (keep numpy code)."""
+    plan = fuse(graph)
+    if not plan.kernels or numba_or_none() is None:
+        return plan, None
+    return plan, compile_plan(plan, name, parallel)
