@@ -36,7 +36,7 @@ FIELDS = ("function", "backend", "status", "message", "value", "derivative", "er
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
 EXTRA = ("kind", "x", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
          "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
-         "graph_passes")
+         "graph_passes", "fusion")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse")
 
 

@@ -97,13 +97,14 @@ def basic_index(idx: tuple, shape: Sequence[int]) -> list[tuple] | None:
     """
     if not isinstance(idx, tuple):
         idx = (idx,)
-    if sum(i is Ellipsis for i in idx) > 1:
-        return None
+    if not all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
+               for i in idx) or sum(i is Ellipsis for i in idx) > 1:
+        return None  # arrays, masks: a gather numpy does better
     named = sum(1 for i in idx if i is not None and i is not Ellipsis)
     if named > len(shape):
         return None
-    if Ellipsis in idx:
-        at = idx.index(Ellipsis)
+    at = next((k for k, i in enumerate(idx) if i is Ellipsis), None)
+    if at is not None:
         idx = idx[:at] + (slice(None),) * (len(shape) - named) + idx[at + 1:]
     else:
         idx = idx + (slice(None),) * (len(shape) - named)

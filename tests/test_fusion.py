@@ -1,0 +1,234 @@
+"""Operator fusion: the fusion pass's kernels, numba's fused gradients, the no-numba path.
+
+Fused gradients are checked against closed forms (Rosenbrock's), central differences of
+plain numpy code, and the 40-digit reference on the random programs of ``strategies.py``;
+float32 to float32's tolerance.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_close, central_diff
+from hypothesis import HealthCheck, given, settings
+
+import diffkit as dk
+import diffkit.numpy as dnp
+import strategies as S
+from diffkit.backends import backend
+from diffkit.backends.compiled import kernels
+from diffkit.backends.compiled.fusion import basic_index, fuse
+from diffkit.backends.compiled.show import adjoint_program
+
+
+@pytest.fixture(autouse=True)
+def _kernel_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Kernels of these tests go to a private cache folder, not the user's."""
+    monkeypatch.setenv("DIFFKIT_CACHE", str(tmp_path_factory.getbasetemp() / "diffkit-cache"))
+
+
+def rosenbrock(x):
+    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosenbrock_grad(x):
+    x = np.asarray(x, dtype=np.float64)
+    g = np.zeros_like(x)
+    g[:-1] = -400.0 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * (x[1:] - x[:-1] ** 2)
+    return g
+
+
+def logistic_loss(w, X, y):
+    return dnp.mean(dnp.log(1.0 + dnp.exp(-y * (X @ w))))
+
+
+# ---------------------------------------------------------------- the fusion pass
+
+
+def test_rosenbrock_gradient_is_one_kernel_in_gather_form():
+    g = adjoint_program(rosenbrock, (np.ones(7),)).graph
+    plan = fuse(g)
+    assert plan.report() == "1 kernel, 0 library calls: k0 = 21 ops over (7,) -> x_bar, sum->v10"
+    assert g.fusion_report() == plan.report()
+    (k,) = plan.kernels
+    assert k.domain == (7,) and [v.name for v in k.outputs] == [None] and len(k.reductions) == 1
+
+
+def test_library_calls_split_kernels_into_stages():
+    X = np.ones((6, 3))
+    g = adjoint_program(lambda w: logistic_loss(w, X, np.ones(6)), (np.ones(3),)).graph
+    plan = fuse(g)
+    (k,) = plan.kernels
+    assert k.domain == (6,) and k.ops == 9 and len(k.reductions) == 1
+    assert {e.prim.name for e in plan.library} >= {"matmul"}
+    # tanh(A @ sin(x)) @ B: elementwise before and after a matmul are two stages
+    A, B = np.ones((4, 5)), np.ones((4,))
+    g2 = adjoint_program(lambda x: dnp.sum(dnp.tanh(A @ dnp.sin(x)) * B), (np.ones(5),)).graph
+    plan2 = fuse(g2)
+    stages = [k.stage for k in plan2.kernels]
+    assert len(plan2.kernels) == 3 and stages == sorted(stages) and len(set(stages)) == 3
+    assert plan2.report().startswith("3 kernels, ")
+
+
+def test_scalar_programs_have_no_kernels():
+    g = adjoint_program(lambda a, b: dnp.log(a) + a * b - dnp.sin(b), (2.0, 5.0)).graph
+    assert fuse(g).report() == "0 kernels, 10 library calls"
+
+
+def test_basic_index_reads_slices_ints_and_new_axes():
+    assert basic_index((slice(None, -1),), (10,)) == [("slice", 0, 9)]
+    assert basic_index((None, 2, slice(1, 3)), (4, 5)) == [("new",), ("int", 2), ("slice", 1, 3)]
+    assert basic_index((np.array([0, 1]),), (3,)) is None
+    assert basic_index((slice(None, None, -1),), (3,)) is None
+
+
+# ---------------------------------------------------------------- fused numbers (numba)
+
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="numba is not installed (pip install diffkit[jit])")
+FUSED = backend("compiled", fuse=True)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+@pytest.mark.parametrize("n", [2, 3, 1000])
+@needs_numba
+def test_fused_rosenbrock_gradient_is_the_closed_form(dtype, rtol, n):
+    x = np.random.default_rng(n).uniform(-1.5, 1.5, n).astype(dtype)
+    value, g = dk.value_and_grad(rosenbrock, backend=FUSED)(x)
+    assert FUSED.last.kernel_source and "for i0 in range(" in FUSED.last.kernel_source
+    assert g.dtype == dtype and np.asarray(value).dtype == dtype
+    assert_close(g, rosenbrock_grad(x), rtol=rtol)
+    x64 = x.astype(np.float64)
+    assert_close(value, np.sum(100 * (x64[1:] - x64[:-1] ** 2) ** 2 + (1 - x64[:-1]) ** 2),
+                 rtol=rtol)
+
+
+@needs_numba
+def test_gather_form_splits_the_loop_where_the_slices_end():
+    dk.grad(rosenbrock, backend=FUSED)(np.ones(50))
+    src = FUSED.last.kernel_source
+    assert "range(1)" in src and "range(1, 49)" in src and "range(49, 50)" in src
+    middle = src.split("range(1, 49):")[1].split("for i0")[0]
+    assert "if " not in middle and "a0[i0 - 1]" in middle and "a0[i0 + 1]" in middle
+
+
+@needs_numba
+def test_logistic_regression_gradient_against_the_closed_form():
+    rng = np.random.default_rng(3)
+    X, y, w = rng.normal(size=(40, 6)), np.sign(rng.normal(size=40)), rng.normal(size=6)
+    g = dk.grad(lambda w: logistic_loss(w, X, y), backend=FUSED)(w)
+    p = 1.0 / (1.0 + np.exp(y * (X @ w)))
+    assert_close(g, -(X.T @ (y * p)) / 40, rtol=1e-14)
+    assert "1 kernel" in FUSED.last.fusion
+
+
+FUNCTIONS = {  # elementwise chains, broadcasts, masks, shifted slices, 2-D domains
+    "sin_exp": (lambda x: dnp.sum(dnp.sin(x) * dnp.exp(0.3 * x)), (7,)),
+    "sigmoid_tanh": (lambda x: dnp.sum(dnp.sigmoid(x) - dnp.tanh(x) ** 3), (6,)),
+    "where": (lambda x: dnp.sum(dnp.where(x > 0.1, x ** 2, -x * 3.0)), (9,)),
+    "second_difference": (lambda x: dnp.sum((x[2:] - 2.0 * x[1:-1] + x[:-2]) ** 2), (8,)),
+    "neighbours": (lambda x: dnp.sum(dnp.tanh(x[1:] * x[:-1]) + dnp.cos(x[:-1])), (6,)),
+    "abs_maximum": (lambda x: dnp.sum(dnp.maximum(x, 0.2) * dnp.abs(x) / (1.0 + x * x)), (8,)),
+    "matrix_broadcast": (lambda x: dnp.sum(dnp.log1p(x ** 2) * dnp.sqrt(1.0 + x[0:1, :] ** 2)),
+                         (4, 5)),
+    "rows": (lambda x: dnp.sum(dnp.exp(x[1:, :] - x[:-1, :]) * x[:, 1:].sum()), (4, 3)),
+    "mean_of_matmul": (lambda x: dnp.mean(dnp.sin(x @ x.T) * x[:, :1]), (3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@needs_numba
+def test_fused_gradients_match_central_differences(name):
+    f, shape = FUNCTIONS[name]
+    x = np.random.default_rng(len(name)).uniform(-1.0, 1.0, shape)
+    g = dk.grad(f, backend=FUSED)(x)
+    assert_close(g, central_diff(f, x), rtol=1e-7)
+    assert_close(g, dk.grad(f, backend="reverse")(x), rtol=1e-13)
+
+
+@needs_numba
+def test_jit_fuses_forward_programs_with_masks_and_broadcasts():
+    f = dk.jit(lambda a, c: dnp.where(a > 0, dnp.sin(a) * c, dnp.exp(a))
+               + dnp.tanh(a)[None, :] * c[:, None], fuse=True)
+    rng = np.random.default_rng(5)
+    a, c = rng.normal(size=5), rng.normal(size=5)
+    expected = np.where(a > 0, np.sin(a) * c, np.exp(a)) + np.tanh(a)[None, :] * c[:, None]
+    assert_close(f(a, c), expected, rtol=1e-15)
+    assert f.program(a, c).fusion.startswith("1 kernel, 0 library calls: k0 = ")
+    unfused = dk.jit(f.fun)
+    assert unfused.program(a, c).fusion == "" and "np.where" in unfused.program(a, c).source
+    assert_close(unfused(a, c), expected, rtol=1e-15)
+
+
+@needs_numba
+def test_non_contiguous_inputs_are_compiled_for_their_layout():
+    x = np.random.default_rng(8).uniform(-1, 1, 40)[::2]  # a strided view
+    assert_close(dk.grad(rosenbrock, backend=FUSED)(x), rosenbrock_grad(x), rtol=1e-13)
+
+
+@needs_numba
+def test_parallel_kernels_give_the_same_gradient():
+    par = backend("compiled", fuse=True, parallel=True)
+    x = np.random.default_rng(9).uniform(-1, 1, 500)
+    g = dk.grad(rosenbrock, backend=par)(x)
+    assert "prange(" in par.last.kernel_source and "parallel=True" not in par.last.source
+    assert_close(g, rosenbrock_grad(x), rtol=1e-13)
+
+
+@needs_numba
+def test_kernels_are_cached_on_disk_for_the_next_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIFFKIT_CACHE", str(tmp_path))
+    f = dk.jit(lambda x: dnp.sin(x) * 1.25 + dnp.cos(x) * 0.75, fuse=True)
+    f(np.ones(11))
+    (source,) = (tmp_path / "kernels").glob("k_*.py")
+    assert "@njit(cache=True" in source.read_text()
+    assert list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))  # numba's index
+
+
+@needs_numba
+def test_fused_and_unfused_side_by_side_in_compare():
+    from diffkit.bench.harness import compare
+
+    rows = compare(rosenbrock, np.linspace(-1, 1, 6), backends=["compiled", "compiled:fuse=True"],
+                   repeat=1, timeout=120).records()
+    by = {r["backend"]: r for r in rows}
+    assert set(by) >= {"compiled", "compiled:fuse=True"}
+    assert all(by[b]["status"] == "ok" for b in ("compiled", "compiled:fuse=True"))
+    assert "kernel" in str(by["compiled:fuse=True"].get("fusion"))
+
+
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@needs_numba
+@SETTINGS
+@given(S.programs("grad", max_ops=5))
+def test_random_fused_gradients_agree_with_the_reference(program):
+    j = S.judge(program, backends=(FUSED,))
+    for v in j.verdicts:
+        if v.status in ("agree", "skipped") or v.backend == "reference":
+            continue
+        assert "traced array is needed" in v.message, j.report()
+
+
+# ---------------------------------------------------------------- without numba
+
+
+def test_without_numba_fuse_says_once_what_is_missing_and_still_works(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now fails
+    monkeypatch.setattr(kernels, "_said_missing", False)
+    x = np.random.default_rng(4).uniform(-1, 1, 9)
+    with pytest.warns(RuntimeWarning, match=r"pip install diffkit\[jit\]"):
+        g = dk.grad(rosenbrock, backend=backend("compiled", fuse=True))(x)
+    assert_close(g, rosenbrock_grad(x), rtol=1e-13)
+    f = dk.jit(lambda z: dnp.sum(dnp.exp(z) * z), fuse=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second time: silent
+        assert_close(f(x), np.sum(np.exp(x) * x), rtol=1e-14)
+    assert f.program(x).fusion.endswith("(run unfused: numba missing)")
+    assert not f.program(x).kernel_source
