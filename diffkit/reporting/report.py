@@ -115,6 +115,7 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
 EXPERIMENTS = {  # a spec's `experiment = NAME` -> "module:function(spec, out_dir) -> Path"
     "gradient_flow": "diffkit.reporting.gradient_flow:build",
     "memory_vs_recompute": "diffkit.reporting.recompute:build",
+    "fusion": "diffkit.reporting.fusion:build",
 }
 
 
