@@ -374,7 +374,7 @@ def cache_dir() -> Path:
 
 def _load(kernels: list[str], parallel: bool) -> Any:
     """Import the kernels' module (written once per source, keyed by its hash)."""
-    deco = f"@njit(cache=True, error_model='numpy'{', parallel=True' if parallel else ''})\n"
+    deco = f"@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{', parallel=True' if parallel else ''})\n"
     text = "import numpy as np\nfrom numba import njit, prange\n\n\n" + "\n\n".join(
         deco + k for k in kernels)
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
