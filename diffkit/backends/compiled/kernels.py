@@ -43,7 +43,7 @@ MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program;
            "for fused kernels: pip install diffkit[jit]")
 _said_missing = False
 _modules: dict[str, Any] = {}  # source hash -> imported kernel module (this process)
-MAX_PIECES = 5  # the outer loop is split at most into this many condition-free pieces
+MAX_EDGES = 16  # at most this many outer indices run apart from the branch-free middle
 
 UNARY = {"neg": "-{0}", "sigmoid": "1.0 / (1.0 + np.exp(-{0}))", "abs": "abs({0})"}
 SYMBOLS = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
@@ -239,15 +239,17 @@ class KernelWriter:
         self.scopes.pop()
 
     # ---------------------------------------------------------------- the function
-    def loops(self, outer: tuple[int, int], loop: str) -> None:
-        """The loop nest over the domain, outer axis restricted to ``outer``."""
+    def loops(self, outer: tuple[int, int], loop: str, edges: tuple[int, ...] = ()) -> None:
+        """The loop nest over the domain, outer axis restricted to ``outer`` (or running
+        over the few indices ``edges``, with every condition tested)."""
         dom = self.kernel.domain
         self.ranges = []
         for axis, n in enumerate(dom):
             lo, hi = outer if axis == 0 else (0, n)
             rng = f"{lo}, {hi}" if lo else f"{hi}"
-            self.lines.append("    " * (axis + 1) + f"for i{axis} in "
-                              f"{loop if axis == 0 else 'range'}({rng}):")
+            over = f"{edges!r}" if axis == 0 and edges else \
+                f"{loop if axis == 0 else 'range'}({rng})"
+            self.lines.append("    " * (axis + 1) + f"for i{axis} in {over}:")
             self.ranges.append((lo, hi))
         self.scopes = [{}]
         self.depth = len(dom) + 1
@@ -283,11 +285,13 @@ class KernelWriter:
         self.loops((0, dom[0]), loop)  # a first pass finds where conditions change
         cuts = sorted(c for c in self.cuts if 0 < c < dom[0])
         pieces = list(zip([0, *cuts], [*cuts, dom[0]]))
-        self.lines = []
-        if len(pieces) > MAX_PIECES:
-            pieces = [(0, dom[0])]
-        for piece in pieces:
-            self.loops(piece, loop)
+        lo, hi = max(pieces, key=lambda p: p[1] - p[0])
+        if cuts and dom[0] - (hi - lo) <= MAX_EDGES:
+            # the few edge indices in one loop that tests, the long middle without a branch
+            self.lines = []
+            self.loops((0, dom[0]), loop, tuple(i for i in range(dom[0]) if not lo <= i < hi))
+            self.cuts = set()
+            self.loops((lo, hi), loop)
         body = self.lines
         params = ", ".join(self.args.values())
         head = [f"def {self.kernel.name}({params}):"]
