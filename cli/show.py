@@ -65,6 +65,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
     A formula of several variables gets one argument per variable (x1, x2 ...)."""
     import numpy as np
 
+    from diffkit.backends.compiled.fusion import fuse
     from diffkit.backends.compiled.show import adjoint_program
     from diffkit.bench.formula import FormulaError, parse_formula
     from diffkit.bench.targets import find_target, parse_at
@@ -88,7 +89,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
     click.echo(f"generated forward and adjoint program ({prog.summary()}; trace + optimize + "
                f"generate {prog.setup_s * 1e3:.1f} ms):\n")
     click.echo(prog.source)
-    click.echo(f"fused (dk.jit(f, fuse=True), numba): {prog.graph.fusion_report()}\n")
+    click.echo(f"fused (dk.jit(f, fuse=True), numba): {fuse(prog.graph).report()}\n")
     click.echo(f"value: {np.asarray(value).tolist()}")
     for n, g in zip(inputs, grads):
         click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")

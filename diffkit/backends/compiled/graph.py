@@ -153,13 +153,6 @@ class Graph:
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(str(self))}</pre>"
 
-    def fusion_report(self) -> str:
-        """The kernels :mod:`.fusion` makes of this graph (best on an optimized one):
-        ``1 kernel, 0 library calls: k0 = 21 ops over (1000,) -> x_bar, sum->v10``."""
-        from .fusion import fuse
-
-        return fuse(self).report()
-
 
 def _short(v: Any) -> str:
     if isinstance(v, np.ndarray):
