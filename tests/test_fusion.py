@@ -165,6 +165,15 @@ def test_jit_fuses_forward_programs_with_masks_and_broadcasts():
 
 
 @needs_numba
+@needs_numba
+def test_fills_and_broadcasts_of_numbers_are_fused():
+    f = dk.jit(lambda x: dnp.broadcast_to(2.5, x.shape) * x + dnp.broadcast_to(x[:1], x.shape),
+               fuse=True)
+    x = np.arange(4.0)
+    assert_close(f(x), 2.5 * x + x[0], rtol=1e-15)
+    assert f.program(x).fusion.startswith("1 kernel, 0 library calls")
+
+
 def test_non_contiguous_inputs_are_compiled_for_their_layout():
     x = np.random.default_rng(8).uniform(-1, 1, 40)[::2]  # a strided view
     assert_close(dk.grad(rosenbrock, backend=FUSED)(x), rosenbrock_grad(x), rtol=1e-13)

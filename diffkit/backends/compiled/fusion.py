@@ -142,8 +142,8 @@ def fusible(e: Eqn) -> bool:
         return False  # scalars stay plain lines; empty arrays need no loop
     if name in ELEMENTWISE:
         return e.prim.name == "select" or e.prim.ufunc is not None or name == "sigmoid"
-    if name == "broadcast_to":
-        return isinstance(e.inputs[0], (Var, Const))
+    if name == "broadcast_to":  # of an array, or a fill (one number everywhere)
+        return isinstance(e.inputs[0], (Var, Const, int, float))
     if name == "getitem":
         x = e.inputs[0]
         return isinstance(x, (Var, Const)) and basic_index(e.params["idx"], x.shape) is not None
