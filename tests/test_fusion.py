@@ -240,3 +240,19 @@ def test_without_numba_fuse_says_once_what_is_missing_and_still_works(monkeypatc
         assert_close(f(x), np.sum(np.exp(x) * x), rtol=1e-14)
     assert f.program(x).fusion.endswith("(run unfused: numba missing)")
     assert not f.program(x).kernel_source
+
+
+def test_fusion_figure_draws_each_way_and_the_memory_bound_line():
+    pytest.importorskip("matplotlib")
+    from diffkit.reporting.fusion import WAYS, fusion_figure
+
+    rows = [{"way": w, "n": n, "time_s": t * n, "peak_rss_bytes": 16 * n * k}
+            for k, (w, t) in enumerate(zip(WAYS, (1e-8, 5e-9, 1e-9)), start=1)
+            for n in (10, 100)]
+    rows += [{"way": "memory-bound", "n": n, "time_s": 16 * n / 1e10} for n in (10, 100)]
+    fig = fusion_figure(rows)
+    left, right = fig.axes
+    assert [ln.get_label() for ln in left.get_lines()] == [
+        *WAYS, "memory-bound: 16n bytes / bandwidth"]
+    assert len(right.get_lines()) == 4  # three ways and the 16n bytes of x and g
+    assert left.get_lines()[-1].get_ydata()[-1] == pytest.approx(1.6e-7)
