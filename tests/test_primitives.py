@@ -101,7 +101,7 @@ UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.s
     "cbrt": away, "exp2": real, "expm1": real, "arcsinh": real,
     "arccosh": lambda r, s: real(r, s, 1.2, 3.0),
     "arctanh": lambda r, s: real(r, s, -0.9, 0.9),
-    "sinc": away,   # (at 0 the first derivative is exact, the second is not: see sinc's rule)
+    "sinc": away,   # (and a case at and near 0 below, where sinc's rule uses a series)
     "floor": between_integers, "ceil": between_integers,
     "rint": lambda r, s: between_integers(r, s) + 0.5,  # (rint jumps at half-integers)
     "gammaln": positive, "erf": real, "erfc": real,
@@ -112,6 +112,9 @@ UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.s
 for _name, _dom in UNARY_DOMAINS.items():
     for _shape in [(), (4,), (2, 3)]:
         case(_name, f"shape{_shape}", lambda r, d=_dom, s=_shape: Spec([d(r, s)]))
+
+
+case("sinc", "at-and-near-zero", lambda r: Spec([np.array([0.0, 0.05, -0.14, 0.16, -1e-9])]))
 
 
 def apart(r: np.random.Generator, sx: tuple, sy: tuple) -> list[Any]:
@@ -556,6 +559,35 @@ def test_power_derivatives_at_zero_base() -> None:
     gx, gy = dk.grad(lambda x, y: dnp.power(x, y), argnums=(0, 1))(2.0, 3.0)
     assert_close(gx, 3 * 2.0 ** 2, rtol=1e-15)
     assert_close(gy, 8.0 * np.log(2.0), rtol=1e-15)
+
+
+def test_sinc_derivatives_at_and_near_zero() -> None:
+    # sinc(x) = 1 - (pi x)^2 / 6 + (pi x)^4 / 120 - ...: at 0 its derivatives are 0,
+    # -pi^2 / 3 (reported as 0 before the series), 0 and pi^4 / 5
+    zero = np.array([0.0])
+    for backend in ["reverse", "forward"]:
+        d = [dnp.sinc]
+        for _ in range(4):
+            d.append(dk.derivative(d[-1], backend=backend))
+        assert d[1](zero)[0] == 0.0
+        assert_close(d[2](zero), [-np.pi ** 2 / 3], rtol=1e-15)
+        assert_close(d[3](zero), [0.0], atol=1e-13)
+        assert_close(d[4](zero), [np.pi ** 4 / 5], rtol=1e-13)
+    # under vmap each example takes its own branch; away from 0 the closed form
+    # (2 s - 2 pi x c - pi^2 x^2 s) / (pi x^3), s = sin(pi x), c = cos(pi x)
+    s, c = np.sin(np.pi * 0.5), np.cos(np.pi * 0.5)
+    second = (2 * s - np.pi * c - np.pi ** 2 * 0.25 * s) / (np.pi * 0.125)
+    assert_close(dk.vmap(dk.grad(dk.grad(dnp.sinc)))(np.array([0.0, 0.5])),
+                 [-np.pi ** 2 / 3, second], rtol=1e-14)
+    # near 0 the first derivative keeps full precision (the quotient formula loses digits
+    # to cancellation there): against a 40-digit reference
+    import mpmath
+
+    with mpmath.workdps(40):
+        for x in [1e-7, 1e-3, 0.07, 0.149, 0.151]:
+            exact = float(mpmath.diff(lambda t: mpmath.sin(mpmath.pi * t) / (mpmath.pi * t), x))
+            got = dk.derivative(dnp.sinc)(np.array([x]))[0]
+            assert abs(got - exact) <= 1e-15 * abs(exact), (x, got, exact)
 
 
 def test_prod_gradient_with_zeros_is_exact() -> None:
