@@ -112,12 +112,38 @@ def test_norm_matches_numpy_for_each_order() -> None:
     x = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
     for ord_ in (None, 1, 2, np.inf, -np.inf, 3):
         assert_close(dnp.linalg.norm(x[0], ord_), np.linalg.norm(x[0], ord_), rtol=1e-14)
-    for ord_ in (None, "fro", 1, -1, np.inf, -np.inf):
+    for ord_ in (None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"):
         assert_close(dnp.linalg.norm(x, ord_), np.linalg.norm(x, ord_), rtol=1e-14)
     assert_close(dnp.linalg.norm(x, axis=1, keepdims=True), np.linalg.norm(x, axis=1, keepdims=True),
                  rtol=1e-14)
-    with pytest.raises(DiffkitError, match="SVD"):
-        dnp.linalg.norm(x, 2)
+    x3 = np.arange(24.0).reshape(2, 3, 4) ** 1.5
+    for ord_ in (2, -2, "nuc"):
+        assert_close(dnp.linalg.norm(x3, ord_, axis=(2, 0), keepdims=True),
+                     np.linalg.norm(x3, ord_, axis=(2, 0), keepdims=True), rtol=1e-14)
+
+
+def test_svd_and_qr_gradients_closed_forms_and_conditions() -> None:
+    # d s_i / d a = u_i v_i^T; d ||a||_2 / d a = u_0 v_0^T; d ||a||_* / d a = u v^T (full rank)
+    a = np.array([[3.0, 1.0, 0.5], [1.0, 2.0, -1.0], [0.0, 1.0, 1.5], [2.0, 0.0, 1.0]])
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    for backend in ("reverse", "forward"):
+        assert_close(dk.grad(lambda x: dnp.linalg.norm(x, 2), backend=backend)(a),
+                     np.outer(u[:, 0], vh[0]), rtol=1e-13)
+        assert_close(dk.grad(lambda x: dnp.linalg.norm(x, "nuc"), backend=backend)(a), u @ vh,
+                     rtol=1e-13)
+        assert_close(dk.grad(lambda x: dnp.linalg.svdvals(x)[2], backend=backend)(a),
+                     np.outer(u[:, 2], vh[2]), rtol=1e-13)
+    # plain values: numpy's own results (full_matrices=True by default, as numpy)
+    for got, want in zip(dnp.linalg.svd(a) + dnp.linalg.qr(a), np.linalg.svd(a) + np.linalg.qr(a)):
+        assert_close(got, want, rtol=0, atol=0)
+    with pytest.raises(DiffkitError, match="full_matrices=False"):
+        dk.grad(lambda x: dnp.sum(dnp.linalg.svd(x)[0]))(a)
+    with pytest.raises(DiffkitError, match="m >= n"):
+        dk.grad(lambda x: dnp.sum(dnp.linalg.qr(x)[1]))(a.T)
+    with pytest.raises(DiffkitError, match="linalg.eigh for symmetric"):
+        dk.grad(lambda x: dnp.sum(dnp.linalg.eigvals(x)))(a[:3])
+    with pytest.raises(NotApplicable, match="svd has no closed form"):
+        dk.grad(lambda x: dnp.linalg.norm(x, 2), backend="symbolic")(a)
 
 
 def test_solve_gradient_closed_form() -> None:

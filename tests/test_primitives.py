@@ -348,6 +348,19 @@ for _shape in [(3, 3), (2, 3, 3), (1, 1)]:
         case(_name, f"{_shape}", lambda r, s=_shape: Spec([well_conditioned(r, s)]))
     case("cholesky", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
     case("eigh", f"{_shape}", lambda r, s=_shape: Spec([symmetric_distinct(r, s)]))
+def distinct_singular(r: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Matrices with singular values 1, 1.8, 2.6, ... (distinct, non-zero)."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    qm, _ = np.linalg.qr(real(r, shape[:-2] + (m, m)))
+    qn, _ = np.linalg.qr(real(r, shape[:-2] + (n, n)))
+    return (qm[..., :k] * (1.0 + 0.8 * np.arange(k))) @ qn[..., :k, :]
+
+
+for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1), (5, 2)]:
+    case("svd", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
+for _shape in [(3, 3), (5, 3), (2, 4, 3), (1, 1), (4, 1)]:
+    case("qr", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
 case("logabsdet", "negative-det", lambda r: Spec([well_conditioned(r, (3, 3))[::-1].copy()]))
 for _sa, _sb in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2)), ((1, 1), (1, 1))]:
     case("solve", f"{_sa}\\{_sb}", lambda r, sa=_sa, sb=_sb: Spec(
@@ -778,6 +791,8 @@ for _name, _make in [("inv", well_conditioned), ("det", lambda r, s: well_condit
                      ("logabsdet", well_conditioned), ("cholesky", spd),
                      ("eigh", lambda r, s: symmetric_distinct(r, (12, 12)))]:
     big(_name, "big", lambda r, m=_make: Spec([m(r, BIG)]))
+big("svd", "big", lambda r: Spec([distinct_singular(r, (12, 10))]))
+big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
 
 def _big_params() -> list[Any]:

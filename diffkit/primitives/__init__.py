@@ -19,7 +19,7 @@ from .elementwise import (arccosh, arcsinh, arctan2, arctanh, cbrt, ceil, exp2, 
                           hypot, logaddexp, logaddexp2, mod, rint, sinc)
 from .reductions import cumprod, cumsum
 from .contraction import einsum
-from .linalg import cholesky, det, eigh, inv, logabsdet, solve
+from .linalg import cholesky, det, eigh, inv, logabsdet, qr, solve, svd
 from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
 
 from . import contraction as _contraction, elementwise as _elementwise, linalg as _linalg  # noqa: E402,I001
