@@ -62,7 +62,6 @@ cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x
 tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, "y", lambda sp, x: sp.tanh(x))
 sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), "y", lambda sp, x: 1 / (1 + sp.exp(-x)),
                 lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
-abs = unary("abs", np.abs, lambda y, x: sign(x), "x", lambda sp, x: sp.Abs(x))  # noqa: A001
 sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x))
 
 neg = Primitive(
@@ -314,4 +313,67 @@ logaddexp2 = Primitive(
     saves=("z x", "z y"),
     sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
     array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,
+)
+
+
+# --------------------------------------------------------------------------- complex values
+# Complex values come from the Fourier transforms (diffkit.primitives.fourier); inputs being
+# differentiated are real. Derivatives follow JAX's convention: the VJP of a primitive is
+# the transpose of its JVP (a real-linear map) for the pairing <u, v> = Re sum(u v), with
+# no complex conjugation. Holomorphic rules (mul, exp ...) then hold as they are for
+# complex values; the gradient of a real loss L(z) is dL/dx - i dL/dy (PyTorch returns
+# its conjugate). An adjoint reaching a real input is made real: its imaginary part would
+# be the derivative with respect to an imaginary part the input does not have.
+
+
+def is_complex(x: Any) -> bool:
+    """Whether ``x`` holds complex values (for boxes: their primal value's dtype; a
+    formula of the symbolic backend is real)."""
+    value = primal(x)
+    return isinstance(value, complex) or getattr(value, "dtype", np.float64(0).dtype).kind == "c"
+
+
+def to_input(x: Any, x_bar: Any) -> Any:
+    """The adjoint of ``x``: real where ``x`` is real."""
+    return x_bar if is_complex(x) else real(x_bar)
+
+
+real = Primitive(
+    "real", np.real,
+    jvp=(lambda x_dot, y, x: real(x_dot),),
+    vjp=(lambda y_bar, y, x: y_bar,),  # (y_bar + 0i: a real adjoint of a complex x)
+    saves=("",), sympy=lambda sp, x: sp.re(x), broadcasts=True,
+)
+imag = Primitive(
+    "imag", np.imag,
+    jvp=(lambda x_dot, y, x: imag(x_dot),),
+    vjp=(lambda y_bar, y, x: y_bar * -1j if is_complex(x) else 0.0 * y_bar,),
+    saves=("",), sympy=lambda sp, x: sp.im(x), broadcasts=True,  # (a kept input keeps its dtype)
+)
+conj = Primitive(
+    "conj", np.conjugate,
+    jvp=(lambda x_dot, y, x: conj(x_dot),),
+    vjp=(lambda y_bar, y, x: to_input(x, conj(y_bar)),),
+    saves=("",), sympy=lambda sp, x: sp.conjugate(x), broadcasts=True, ufunc=np.conjugate,
+)
+
+
+def _conj_unit(x: Any) -> Any:
+    """conj(x) / |x|, and 0 at x = 0 (as sign(0) = 0 on the reals, and as JAX)."""
+    r = abs(x)
+    return conj(x) / select(mask(np.equal, r, 0.0), 1.0, r)
+
+
+def _dabs_dot(x_dot: Any, y: Any, x: Any) -> Any:
+    """d|x| = sign(x) dx; for complex x, Re(conj(x) dx) / |x|."""
+    return real(x_dot * _conj_unit(x)) if is_complex(x) else x_dot * sign(x)
+
+
+def _dabs_bar(y_bar: Any, y: Any, x: Any) -> Any:
+    return y_bar * _conj_unit(x) if is_complex(x) else y_bar * sign(x)
+
+
+abs = Primitive(  # noqa: A001
+    "abs", np.abs, jvp=(_dabs_dot,), vjp=(_dabs_bar,), saves=("x",),
+    sympy=lambda sp, x: sp.Abs(x), broadcasts=True, ufunc=np.abs,
 )
