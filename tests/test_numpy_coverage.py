@@ -165,9 +165,19 @@ def test_unsupported_modes_are_clear_errors() -> None:
 
 
 VALUE_DEPENDENT = {"nan_to_num", "sort-partition"}  # need values a static graph does not have
+COMPLEX_BUG = ("BUG (compiled backend): its reverse pass (backends/compiled/autodiff.py, "
+               "`a.dtype.kind != 'f'`) sends no adjoint to complex intermediate values, so "
+               "gradients through an FFT are silently zero; accepting kind 'c' there fixes it")
+COMPILED_BUGS = {
+    "fft-angle-real-imag": COMPLEX_BUG,
+    "fftn-ifftn-axes": "BUG (compiled backend): a Python complex constant (x * (1 + 2j)) cannot "
+                       "be put into a graph (graph.Graph.atom accepts bool, int, float only)",
+}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [
+    pytest.param(k, marks=[pytest.mark.xfail(reason=COMPILED_BUGS[k], strict=True)]
+                 if k in COMPILED_BUGS else []) for k in sorted(CASES)])
 def test_compiled_backend_agrees_or_says_not_applicable(name: str) -> None:
     fn, sample = CASES[name]
     x = sample(np.random.default_rng(0))
@@ -177,3 +187,13 @@ def test_compiled_backend_agrees_or_says_not_applicable(name: str) -> None:
             dk.jacobian(f, backend="compiled")(x)
         return
     assert_close(dk.jacobian(f, backend="compiled")(x), dk.jacobian(f)(x), rtol=1e-10)
+
+
+@pytest.mark.xfail(reason=COMPLEX_BUG, strict=True)
+def test_compiled_gradient_through_fft() -> None:
+    x = np.array([1.0, 2.0, 0.5, -1.0])
+
+    def f(v: Any) -> Any:
+        return dnp.sum(dnp.abs(dnp.fft.fft(v)))
+
+    assert_close(dk.grad(f, backend="compiled")(x), dk.grad(f)(x), rtol=1e-12)

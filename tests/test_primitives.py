@@ -361,6 +361,20 @@ for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1), (5, 2)]:
     case("svd", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
 for _shape in [(3, 3), (5, 3), (2, 4, 3), (1, 1), (4, 1)]:
     case("qr", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
+# Fourier transforms of real inputs (complex inputs, which only come from other transforms
+# here, are checked in tests/test_numpy_coverage.py and against JAX); complex parts
+for _shape, _axes in [((5,), (-1,)), ((2, 3, 4), (-2, -1)), ((2, 3, 4), (-3, -1)), ((1,), (-1,))]:
+    for _name in ("fft", "ifft"):
+        case(_name, f"{_shape}-axes{_axes}",
+             lambda r, s=_shape, a=_axes: Spec([real(r, s)], {"axes": a}))
+for _shape, _axis in [((6,), -1), ((5,), -1), ((2, 3, 4), -2)]:
+    case("rfft", f"{_shape}-axis{_axis}", lambda r, s=_shape, a=_axis: Spec([real(r, s)], {"axis": a}))
+for _shape, _axis, _n in [((4,), -1, 6), ((4,), -1, 7), ((3, 2), -2, 4), ((2, 3, 5), -1, 8)]:
+    case("irfft", f"{_shape}-axis{_axis}-n{_n}",
+         lambda r, s=_shape, a=_axis, n=_n: Spec([real(r, s)], {"axis": a, "n": n}))
+for _name in ("real", "imag", "conj"):
+    for _shape in [(), (3,), (2, 3)]:
+        case(_name, f"shape{_shape}", lambda r, s=_shape: Spec([real(r, s)]))
 case("logabsdet", "negative-det", lambda r: Spec([well_conditioned(r, (3, 3))[::-1].copy()]))
 for _sa, _sb in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2)), ((1, 1), (1, 1))]:
     case("solve", f"{_sa}\\{_sb}", lambda r, sa=_sa, sb=_sb: Spec(
@@ -415,7 +429,10 @@ def _funs(prim: Any, spec: Spec) -> tuple[Callable, Callable]:
 
 
 def _rand_like(r: np.random.Generator, x: Any, lead: tuple[int, ...] = ()) -> Any:
+    """Random normal values shaped like ``x`` (complex for a complex ``x``: the FFTs)."""
     v = r.standard_normal(lead + np.shape(x))
+    if np.iscomplexobj(x):
+        v = v + 1j * r.standard_normal(lead + np.shape(x))
     return np.float64(v) if v.shape == () else v
 
 
@@ -519,7 +536,7 @@ def test_reverse_gradient_equals_forward(name: str, make: Maker | None) -> None:
     argnums = tuple(range(len(dargs)))
 
     def loss(*d: Any) -> Any:
-        return dnp.sum(f(*d) * w)
+        return dnp.real(dnp.sum(f(*d) * w))  # (Re: the FFTs' outputs are complex)
 
     g_rev = dk.grad(loss, argnums=argnums)(*dargs)
     g_fwd = dk.grad(loss, argnums=argnums, backend="forward")(*dargs)
@@ -529,7 +546,7 @@ def test_reverse_gradient_equals_forward(name: str, make: Maker | None) -> None:
         assert_close(gr, gf, rtol=1e-12)
     # and both against central differences in a random direction
     v = [_rand_like(r, a) for a in dargs]
-    fd = float(np.sum(central_jvp(f_np, dargs, v) * w))
+    fd = float(np.real(np.sum(central_jvp(f_np, dargs, v) * w)))
     assert_close(sum(inner(g, vi) for g, vi in zip(g_rev, v)), fd, rtol=1e-6)
 
 
@@ -547,7 +564,7 @@ def test_second_order_hvp(name: str, make: Maker | None) -> None:
     n = len(dargs)
 
     def loss(*d: Any) -> Any:
-        return dnp.sum(f(*d) * w)
+        return dnp.real(dnp.sum(f(*d) * w))  # (Re: the FFTs' outputs are complex)
 
     flat = _flat_grad(loss, n)
     v = [_rand_like(r, a) for a in dargs]
@@ -791,6 +808,12 @@ for _name, _make in [("inv", well_conditioned), ("det", lambda r, s: well_condit
                      ("logabsdet", well_conditioned), ("cholesky", spd),
                      ("eigh", lambda r, s: symmetric_distinct(r, (12, 12)))]:
     big(_name, "big", lambda r, m=_make: Spec([m(r, BIG)]))
+for _name in ("fft", "ifft"):
+    big(_name, "big", lambda r, n=_name: Spec([real(r, BIG)], {"axes": (-2, -1)}))
+big("rfft", "big", lambda r: Spec([real(r, BIG)], {"axis": -1}))
+big("irfft", "big", lambda r: Spec([real(r, (96, 49))], {"axis": -1, "n": 96}))
+for _name in ("real", "imag", "conj"):
+    big(_name, "big", lambda r: Spec([real(r, BIG)]))
 big("svd", "big", lambda r: Spec([distinct_singular(r, (12, 10))]))
 big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
@@ -814,7 +837,7 @@ def test_big_arrays_reverse_matches_forward(name: str, make: Maker | None) -> No
     n = len(dargs)
 
     def loss(*d: Any) -> Any:
-        return dnp.sum(f(*d) * w)
+        return dnp.real(dnp.sum(f(*d) * w))  # (Re: the FFTs' outputs are complex)
 
     _, jv = forward_multi(f, dargs, v)
     g = dk.grad(loss, argnums=tuple(range(n)))(*dargs)

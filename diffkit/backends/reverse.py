@@ -18,6 +18,7 @@ from .. import numpy as dnp
 from ..batching import vmap
 from ..checks import as_input, check_output, check_scalar, like_input, split_aux
 from ..core import DiffkitError, new_level, primal, shape
+from ..primitives import is_complex
 from ..pytree import tree_map
 from . import Backend
 from .counting import tape_length
@@ -67,7 +68,8 @@ class ReverseBackend(Backend):
         value = y.value if type(y) is Tensor else y
 
         def vjp_fn(y_bar: Any) -> Any:
-            y_bar = as_input(y_bar, "vjp: the cotangent")
+            if not (is_complex(y_bar) and is_complex(value)):  # (an FFT's output: complex)
+                y_bar = as_input(y_bar, "vjp: the cotangent")
             if shape(y_bar) != shape(value):
                 raise DiffkitError(f"vjp: the cotangent has shape {shape(y_bar)} but the output "
                                    f"has shape {shape(value)}; they must match")

@@ -10,7 +10,7 @@ Derivatives follow JAX's convention for complex values (see
 
 >>> import diffkit as dk  # Parseval: sum |fft(x)|^2 = n sum x^2, whose gradient is 2 n x
 >>> dk.grad(lambda x: dk.numpy.sum(abs(fft(x)) ** 2))(np.array([1.0, 2.0, 0.0, -1.0]))
-array([  8.,  16.,   0.,  -8.])
+array([ 8., 16.,  0., -8.])
 """
 
 from __future__ import annotations

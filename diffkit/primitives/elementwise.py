@@ -344,10 +344,11 @@ real = Primitive(
     vjp=(lambda y_bar, y, x: y_bar,),  # (y_bar + 0i: a real adjoint of a complex x)
     saves=("",), sympy=lambda sp, x: sp.re(x), broadcasts=True,
 )
+_MINUS_I = np.complex128(-1j)  # (a numpy scalar: a constant any interpreter takes)
 imag = Primitive(
     "imag", np.imag,
     jvp=(lambda x_dot, y, x: imag(x_dot),),
-    vjp=(lambda y_bar, y, x: y_bar * -1j if is_complex(x) else 0.0 * y_bar,),
+    vjp=(lambda y_bar, y, x: y_bar * _MINUS_I if is_complex(x) else 0.0 * y_bar,),
     saves=("",), sympy=lambda sp, x: sp.im(x), broadcasts=True,  # (a kept input keeps its dtype)
 )
 conj = Primitive(
