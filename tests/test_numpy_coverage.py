@@ -197,3 +197,52 @@ def test_compiled_gradient_through_fft() -> None:
         return dnp.sum(dnp.abs(dnp.fft.fft(v)))
 
     assert_close(dk.grad(f, backend="compiled")(x), dk.grad(f)(x), rtol=1e-12)
+
+
+def test_complex_values_from_the_fft() -> None:
+    x = np.array([1.0, 2.0, 0.5, -1.0, 0.25])
+    spectrum = np.fft.fft(x)
+    for name in ("fft", "ifft", "rfft", "fft2", "rfftn"):  # plain values: numpy's own
+        arg = x[None] if name in ("fft2", "rfftn") else x
+        assert_close(getattr(dnp.fft, name)(arg), getattr(np.fft, name)(arg), rtol=0, atol=0)
+    assert_close(dnp.fft.irfft(spectrum[:3], n=5), np.fft.irfft(spectrum[:3], n=5), rtol=0, atol=0)
+
+    def parts(v: Any) -> Any:  # every way to take a real value of a complex one
+        f = dnp.fft.fft(v)
+        return dnp.stack([dnp.real(f), dnp.imag(f), f.real, f.imag, abs(f), dnp.abs(f),
+                          np.abs(f), dnp.angle(f[1:2])[0] + 0.0 * v, dnp.real(f.conj() * f),
+                          dnp.real(np.conjugate(f))])
+
+    s = spectrum
+    expected = [s.real, s.imag, s.real, s.imag, abs(s), abs(s), abs(s),
+                np.full(5, np.angle(s[1])), abs(s) ** 2, s.real]
+    assert_close(parts(x), np.stack(expected), rtol=1e-14)
+    # d|F_k|/dx_n = Re(conj(F_k) e^{-2 pi i k n / N}) / |F_k|; the other rows by the chain rule
+    k, n = np.meshgrid(np.arange(5), np.arange(5), indexing="ij")
+    dft = np.exp(-2j * np.pi * k * n / 5)
+    d_abs = np.real(np.conj(s)[:, None] * dft) / abs(s)[:, None]
+    for backend in ("reverse", "forward"):
+        jac = dk.jacobian(parts, backend=backend)(x)
+        assert_close(jac[0], dft.real, rtol=1e-13)
+        assert_close(jac[1], dft.imag, rtol=1e-13)
+        assert_close(jac[4], d_abs, rtol=1e-13)
+        assert_close(jac[8], 2 * abs(s)[:, None] * d_abs, rtol=1e-13)
+    # JAX's convention: grad of a real loss of a real input through complex values is real
+    g = dk.grad(lambda v: dnp.sum(dnp.abs(v * (1.0 + 2.0j))))(x)
+    assert g.dtype == np.float64
+    assert_close(g, np.sqrt(5.0) * np.sign(x), rtol=1e-15)
+
+
+def test_complex_mistakes_are_clear_errors() -> None:
+    x = np.array([1.0, 2.0, 0.5, -1.0])
+    with pytest.raises(DiffkitError, match="requires a real output"):
+        dk.grad(lambda v: dnp.sum(dnp.fft.fft(v)))(x)
+    with pytest.raises(DiffkitError, match="needs a real input"):
+        dk.grad(lambda v: dnp.sum(dnp.fft.irfft(dnp.fft.rfft(dnp.fft.fft(v)))))(x)
+    with pytest.raises(DiffkitError, match="norm='half'"):
+        dk.grad(lambda v: dnp.sum(dnp.abs(dnp.fft.fft(v, norm="half"))))(x)
+    # dnp.where(cond) with one argument: numpy's nonzero, named in the error
+    with pytest.raises(DiffkitError, match="dnp.nonzero"):
+        dk.grad(lambda v: dnp.sum(v[dnp.where(v > 0)]))(x)
+    assert_close(dk.grad(lambda v: dnp.sum(v[dnp.nonzero(v > 0.75)]))(x), [1.0, 1.0, 0.0, 0.0],
+                 rtol=0, atol=0)

@@ -29,6 +29,8 @@ from conftest import (assert_close, away, central_jvp, distinct, forward_multi, 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.backends.forward import push_forward
+from diffkit.backends.tape import Node, ReverseInterpreter, backprop
+from diffkit.backends.tensor import Tensor
 from diffkit.batching import Batched, BatchInterpreter, unbatch
 from diffkit.core import new_level
 from diffkit.primitives import table
@@ -852,3 +854,38 @@ def test_big_arrays_reverse_matches_forward(name: str, make: Maker | None) -> No
     lhs2, rhs2 = inner(c, hv), sum(inner(gi, vi) for gi, vi in zip(g2, v))
     scale2 = float(np.sum(np.abs(c * np.asarray(hv)))) + 1.0
     assert abs(lhs2 - rhs2) <= 1e-11 * scale2, (lhs2, rhs2)
+
+
+# ---------------------------------------------------------------- complex inputs
+# The table's cases feed the transforms real inputs (what a user differentiates); inside a
+# function they also take complex values, another transform's output. Here each primitive
+# that takes complex values, with complex inputs: JVP == central differences of numpy,
+# and the VJP as the transpose of the JVP for Re sum(u v) (JAX's convention).
+COMPLEX_INPUTS = [("fft", {"axes": (-1,)}, (5,)), ("fft", {"axes": (-2, -1)}, (2, 3, 4)),
+                  ("ifft", {"axes": (-1,)}, (6,)), ("ifft", {"axes": (-3,)}, (3, 2, 2)),
+                  ("irfft", {"axis": -1, "n": 6}, (4,)), ("irfft", {"axis": -1, "n": 7}, (4,)),
+                  ("irfft", {"axis": -2, "n": 4}, (3, 2)), ("real", {}, (4,)),
+                  ("imag", {}, (4,)), ("conj", {}, (2, 3)), ("abs", {}, (4,)),
+                  ("mul", {}, (3,)), ("exp", {}, (3,))]
+
+
+@pytest.mark.parametrize("name,params,shape", COMPLEX_INPUTS,
+                         ids=[f"{n}-{s}" for n, _, s in COMPLEX_INPUTS])
+def test_complex_inputs_jvp_and_transpose(name: str, params: dict, shape: tuple) -> None:
+    prim = table()[name]
+    r = np.random.default_rng(zlib.crc32(name.encode()))
+
+    def rand() -> np.ndarray:
+        return r.standard_normal(shape) + 1j * r.standard_normal(shape)
+
+    x, v = rand(), rand()
+    nargs = 2 if name == "mul" else 1
+    f = lambda z: prim(*[z] * nargs, **params)  # noqa: E731
+    y, jv = forward_multi(f, [x], [v])
+    assert_close(y, prim.impl(*[x] * nargs, **params), rtol=1e-15)
+    assert_close(jv, central_jvp(lambda z: prim.impl(*[z] * nargs, **params), [x], [v]), rtol=1e-6)
+    u = _rand_like(r, y)
+    with new_level(ReverseInterpreter) as tape:
+        leaf = Node(None, {}, None, x, ())
+        x_bar = backprop([(f(Tensor(tape, x, leaf)).node, u)])[leaf]
+    assert abs(inner(u, jv) - inner(x_bar, v)) <= 1e-12 * (1.0 + float(np.sum(np.abs(u * jv))))

@@ -225,7 +225,7 @@ def array(obj: Any, dtype: Any = None) -> Any:
     if isinstance(obj, Box):
         return obj
     out = _np.array(obj, dtype=dtype)
-    return out if dtype is not None or out.dtype.kind in "biuf" else out.astype(float)
+    return out if dtype is not None or out.dtype.kind in "biufc" else out.astype(float)
 
 
 def _holds_box(obj: Any) -> bool:
