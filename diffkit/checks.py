@@ -84,7 +84,7 @@ def like_input(g: Any, x: Any) -> Any:
     if type(g) is not np.ndarray and not isinstance(g, np.generic):
         return g
     dtype = np.result_type(primal(x))
-    if dtype.kind == "f" and g.dtype != dtype:
+    if dtype.kind == "f" and g.dtype != dtype and g.dtype.kind != "c":  # (complex: an FFT's jacfwd)
         return g.astype(dtype)
     if type(g) is np.ndarray and (g.base is not None or not g.flags.writeable):
         return g.copy()

@@ -237,6 +237,9 @@ def test_complex_mistakes_are_clear_errors() -> None:
     x = np.array([1.0, 2.0, 0.5, -1.0])
     with pytest.raises(DiffkitError, match="requires a real output"):
         dk.grad(lambda v: dnp.sum(dnp.fft.fft(v)))(x)
+    with pytest.raises(DiffkitError, match="reverse-mode jacobian needs a real output"):
+        dk.jacobian(dnp.fft.fft)(x)
+    assert_close(dk.jacobian(dnp.fft.fft, backend="forward")(x), np.fft.fft(np.eye(4)), rtol=1e-15)
     with pytest.raises(DiffkitError, match="needs a real input"):
         dk.grad(lambda v: dnp.sum(dnp.fft.irfft(dnp.fft.rfft(dnp.fft.fft(v)))))(x)
     with pytest.raises(DiffkitError, match="norm='half'"):
