@@ -294,10 +294,15 @@ def _svd_vjp(y_bar: Any, y: Any, x: Any) -> Any:
 svd = Primitive(  # packed: row j holds u[:, j], s_j and vh[j, :] (shape (..., k, m + 1 + n))
     "svd", _svd, jvp=(_svd_jvp,), vjp=(_svd_vjp,), saves=("y x",),
     sympy=_refuse("svd", " (singular values are roots of a polynomial)"),
-    array_api=lambda xp, x: (lambda usv: xp.concat(
-        [xp.matrix_transpose(usv[0]), usv[1][..., None], usv[2]], axis=-1))(
-        xp.linalg.svd(x, full_matrices=False)),
+    array_api=lambda xp, x: _svd_api(xp, *xp.linalg.svd(x, full_matrices=False)),
 )
+
+
+def _svd_api(xp: Any, u: Any, s: Any, vh: Any) -> Any:
+    """svd's packed output from another library's factors."""
+    n = len(u.shape)
+    return xp.concat([xp.permute_dims(u, tuple(range(n - 2)) + (n - 1, n - 2)), s[..., None], vh],
+                     axis=-1)
 
 
 def _qr(x: Any) -> np.ndarray:
