@@ -72,7 +72,7 @@ def gradcheck(f: Callable[[Any], Any], x: Any, g: Any, rtol: float = 1e-6,
 
 def _inexact(a: Any) -> np.ndarray:
     """``a`` as a float array, or complex where it is complex (the FFTs' values)."""
-    return np.asarray(a, dtype=np.result_type(np.asarray(a).dtype, np.float64))
+    return np.asarray(a, dtype=complex if np.iscomplexobj(a) else float)
 
 
 def assert_close(actual: Any, expected: Any, rtol: float = 1e-6, atol: float | None = None,
