@@ -51,7 +51,7 @@ def rules(primitive: str | None, list_: bool) -> None:
 def covered() -> str:
     """The primitives by family, then the user-facing functions by family."""
     from diffkit import primitives
-    from diffkit.nplib import base, contract, linalg, math, shaping, stats
+    from diffkit.nplib import base, contract, fft, linalg, math, shaping, stats
     from diffkit.scipy import special
 
     lines = ["primitives (the table: diffkit rules NAME shows one entry)"]
@@ -59,7 +59,7 @@ def covered() -> str:
         lines.append(textwrap.fill(", ".join(names), 88, initial_indent=f"  {family}: ",
                                    subsequent_indent="    "))
     groups = {"basics": base, "elementwise math": math, "statistics": stats, "shaping": shaping,
-              "contractions": contract, "linalg (dnp.linalg)": linalg}
+              "contractions": contract, "linalg (dnp.linalg)": linalg, "fft (dnp.fft)": fft}
     lines.append("diffkit.numpy functions (see docs/numpy-coverage.md for what is not covered)")
     for family, module in groups.items():
         names = sorted(n for n in module.__all__ if callable(getattr(module, n)))

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .core import Box, DiffkitError, primal, shape
+from .primitives import is_complex
 
 
 def as_input(x: Any, where: str) -> Any:
@@ -49,6 +50,11 @@ def check_scalar(y: Any, transform: str) -> None:
         raise DiffkitError(
             f"{transform} requires the function to return a scalar, but it returned shape {s}; "
             "use dk.jacobian or dk.vjp for non-scalar outputs (or reduce it, e.g. dnp.sum)")
+    if is_complex(y):
+        raise DiffkitError(
+            f"{transform} requires a real output, but the function returned a complex number; "
+            "take a real part of it (dnp.real, dnp.imag, dnp.abs), or use dk.vjp")
+
 
 
 def check_output(y: Any, transform: str) -> None:
@@ -78,7 +84,7 @@ def like_input(g: Any, x: Any) -> Any:
     if type(g) is not np.ndarray and not isinstance(g, np.generic):
         return g
     dtype = np.result_type(primal(x))
-    if dtype.kind == "f" and g.dtype != dtype:
+    if dtype.kind == "f" and g.dtype != dtype and g.dtype.kind != "c":  # (complex: an FFT's jacfwd)
         return g.astype(dtype)
     if type(g) is np.ndarray and (g.base is not None or not g.flags.writeable):
         return g.copy()

@@ -23,7 +23,7 @@ import numpy as _np
 
 from . import primitives as _p
 from .core import Box, DiffkitError, bind, primal
-from .nplib import base as _base, contract as _contract, linalg  # noqa: F401
+from .nplib import base as _base, contract as _contract, fft, linalg  # noqa: F401
 from .nplib import math as _math, shaping as _shaping, stats as _stats
 from .nplib.base import *  # noqa: F403
 from .nplib.contract import *  # noqa: F403
@@ -82,6 +82,8 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
         return func(*(primal(a) for a in args), **kwargs)
     if func.__module__ == "numpy.linalg" and name in linalg.__all__:
         return getattr(linalg, name)(*args, **kwargs)
+    if func.__module__ == "numpy.fft" and name in fft.__all__:
+        return getattr(fft, name)(*args, **kwargs)
     if name not in _FUNCTIONS:
         raise _unsupported(f"{func.__module__}.{name}()")
     ours = globals()[{"amax": "max", "amin": "min"}.get(name, name)]
@@ -166,9 +168,12 @@ def _install_methods() -> None:
     methods = {"var": var, "std": std, "cumsum": cumsum, "cumprod": cumprod, "clip": clip,
                "squeeze": squeeze, "ravel": ravel, "flatten": ravel, "copy": copy,
                "diagonal": diagonal, "trace": trace, "swapaxes": swapaxes, "repeat": repeat,
-               "take": take, "round": round, "astype": _astype}
+               "take": take, "round": round, "astype": _astype, "conj": conj,
+               "conjugate": conj}
     for name, fn in methods.items():
         setattr(Box, name, fn)
+    Box.real = property(real)
+    Box.imag = property(imag)
     Box.__mod__, Box.__rmod__ = (lambda self, o: mod(self, o)), (lambda self, o: mod(o, self))
     Box.__floordiv__ = lambda self, o: floor_divide(self, o)
     Box.__rfloordiv__ = lambda self, o: floor_divide(o, self)
@@ -182,7 +187,7 @@ _UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  #
                 if isinstance(getattr(_np, name, None), _np.ufunc)
                 and getattr(_np, name) not in _UFUNCS})
 _FUNCTIONS |= {name for m in _FAMILIES for name in m.__all__ if hasattr(_np, name)}
-__all__ = sorted({"linalg", *(name for m in _FAMILIES for name in m.__all__)})
+__all__ = sorted({"fft", "linalg", *(name for m in _FAMILIES for name in m.__all__)})
 
 
 def __dir__() -> list[str]:

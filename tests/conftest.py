@@ -36,11 +36,11 @@ def central_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[A
     Fourth-order central stencil (f(x-2h), f(x-h), f(x+h), f(x+2h)): truncation error
     O(h^4) ~ 1e-12 and round-off ~ eps/h ~ 1e-13 for h = 1e-3 on O(1) inputs.
     """
-    args = [np.asarray(a, dtype=float) for a in args]
-    tangents = [np.asarray(t, dtype=float) for t in tangents]
+    args = [_inexact(a) for a in args]
+    tangents = [_inexact(t) for t in tangents]
 
     def at(s: float) -> np.ndarray:
-        return np.asarray(f(*[a + s * t for a, t in zip(args, tangents)]), dtype=float)
+        return _inexact(f(*[a + s * t for a, t in zip(args, tangents)]))
 
     return (8.0 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12.0 * h)
 
@@ -70,14 +70,19 @@ def gradcheck(f: Callable[[Any], Any], x: Any, g: Any, rtol: float = 1e-6,
 # ---------------------------------------------------------------- closeness
 
 
+def _inexact(a: Any) -> np.ndarray:
+    """``a`` as a float array, or complex where it is complex (the FFTs' values)."""
+    return np.asarray(a, dtype=complex if np.iscomplexobj(a) else float)
+
+
 def assert_close(actual: Any, expected: Any, rtol: float = 1e-6, atol: float | None = None,
                  ) -> None:
     """``|actual - expected| <= rtol * max(1, max|expected|)`` elementwise (or ``atol``).
 
     Shapes must agree exactly (no silent broadcasting of a wrong-shaped result).
     """
-    actual = np.asarray(actual, dtype=float)
-    expected = np.asarray(expected, dtype=float)
+    actual = _inexact(actual)
+    expected = _inexact(expected)
     assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
     assert np.all(np.isfinite(actual)), f"non-finite result {actual}"
     scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
@@ -87,7 +92,9 @@ def assert_close(actual: Any, expected: Any, rtol: float = 1e-6, atol: float | N
 
 
 def inner(a: Any, b: Any) -> float:
-    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+    """Re sum(a b): the pairing under which a VJP is the transpose of its JVP (for complex
+    values too: JAX's convention, no conjugation)."""
+    return float(np.real(np.sum(_inexact(a) * _inexact(b))))
 
 
 # ---------------------------------------------------------------- forward mode on several args

@@ -41,6 +41,37 @@ def _half_integers(r: np.random.Generator) -> np.ndarray:
     return r.integers(-3, 3, size=5) + r.choice([0.3, 0.7], size=5) + r.uniform(-0.08, 0.08, size=5)
 
 
+def _distinct_sv(m: int, n: int) -> Callable[[np.random.Generator], np.ndarray]:
+    """m x n matrices with singular values 1, 1.7, 2.4 ... (svd's derivative divides by gaps)."""
+    def sample(r: np.random.Generator) -> np.ndarray:
+        k = min(m, n)
+        qm, _ = np.linalg.qr(r.standard_normal((m, m)))
+        qn, _ = np.linalg.qr(r.standard_normal((n, n)))
+        return (qm[:, :k] * (1.0 + 0.7 * np.arange(k))) @ qn[:k]
+    return sample
+
+
+def _svd(xp: Any, x: Any) -> Any:
+    """Sign-free functions of the factors (singular vectors are defined up to sign)."""
+    u, sv, vh = xp.linalg.svd(x, full_matrices=False)
+    return (u * sv ** 3) @ vh + xp.abs(u).sum() * xp.abs(vh).sum() + sv.sum()
+
+
+def _qr(xp: Any, x: Any) -> Any:
+    """Sign-free functions of q and r (LAPACK may flip a column of q with a row of r)."""
+    q, r = xp.linalg.qr(x)
+    w = xp.arange(1.0, q.shape[1] + 1)
+    return xp.abs(q) * xp.abs(r).sum(0) + (q * w) @ q.T @ x + q @ r
+
+
+_H = np.array([1.0, 0.5 - 0.5j, 0.25j, -0.3 + 0.1j, 0.2])  # a complex filter, 5 = 8 // 2 + 1
+
+
+def _angle_real_imag(xp: Any, x: Any) -> Any:
+    f = xp.fft.fft(x)[1:]  # (frequency 0 of a real signal is real: angle jumps there)
+    return xp.angle(f) + f.real * f.imag + xp.real(f.conj() * f)
+
+
 V = (5,)
 M = (3, 4)
 CASES: dict[str, Case] = {
@@ -134,9 +165,36 @@ CASES: dict[str, Case] = {
     "eigh": (lambda xp, s, x: xp.linalg.eigh(_sym(x) + xp.diag(xp.array([0.0, 3.0, 6.0])))[0]
              + xp.abs(xp.linalg.eigh(_sym(x) + xp.diag(xp.array([0.0, 3.0, 6.0])))[1]).sum(0),
              _u(-0.5, 0.5, 3, 3)),
+    "svd-tall": (lambda xp, s, x: _svd(xp, x), _distinct_sv(4, 3)),
+    "svd-wide": (lambda xp, s, x: _svd(xp, x), _distinct_sv(3, 5)),
+    "svdvals-norms-2-nuc": (lambda xp, s, x: xp.linalg.norm(x, 2) * xp.linalg.norm(x, -2)
+                            + xp.linalg.norm(x, "nuc") + xp.linalg.svd(x, compute_uv=False),
+                            _distinct_sv(4, 3)),
+    "qr-tall": (lambda xp, s, x: _qr(xp, x), _distinct_sv(5, 3)),
+    "qr-square": (lambda xp, s, x: _qr(xp, x), _conditioned(3)),
     "pinv": (lambda xp, s, x: xp.linalg.pinv(x) + xp.linalg.pinv(x.T).T, _u(-2, 2, *M)),
     "matrix_power-multi_dot": (lambda xp, s, x: xp.linalg.matrix_power(x, 3)
                                + xp.linalg.multi_dot([x, x.T, x]), _conditioned(3)),
+    # fft (complex values in between: real input, real output)
+    "fft-abs-ifft": (lambda xp, s, x: xp.abs(xp.fft.fft(x)) + xp.real(xp.fft.ifft(x * 2.0)) ** 2,
+                     _u(-2, 2, 6)),
+    "fft-angle-real-imag": (lambda xp, s, x: _angle_real_imag(xp, x), _u(-2, 2, 6)),
+    "fft-n-norm": (lambda xp, s, x: xp.abs(xp.fft.fft(x, n=8, norm="forward")) ** 2
+                   + xp.imag(xp.fft.ifft(x, n=4, norm="ortho")).sum(), _u(-2, 2, 6)),
+    "rfft-filter-irfft": (lambda xp, s, x: xp.fft.irfft(xp.fft.rfft(x) * _H, n=8), _u(-2, 2, 8)),
+    "rfft-irfft-odd-norm": (lambda xp, s, x: xp.fft.irfft(xp.fft.rfft(x, norm="ortho") ** 2, n=7,
+                                                          norm="ortho"), _u(-2, 2, 7)),
+    "fft2-ifft2": (lambda xp, s, x: xp.abs(xp.fft.fft2(x)) + xp.real(xp.fft.ifft2(x, s=(4, 5)))[:3, :4],
+                   _u(-2, 2, *M)),
+    "rfft2-irfft2": (lambda xp, s, x: xp.fft.irfft2(xp.fft.rfft2(x) * xp.fft.rfft2(x[::-1]), s=(3, 4)),
+                     _u(-2, 2, *M)),
+    "fftn-ifftn-axes": (lambda xp, s, x: xp.abs(xp.fft.fftn(x.reshape(2, 3, 2), axes=(0, 2)))
+                        + xp.imag(xp.fft.ifftn(x.reshape(2, 3, 2) * (1.0 + 2.0j))), _u(-2, 2, *M)),
+    "rfftn-irfftn": (lambda xp, s, x: xp.fft.irfftn(xp.fft.rfftn(x.reshape(2, 3, 2), norm="forward")
+                                                    ** 2, s=(2, 3, 2), axes=(0, 1, 2), norm="forward"),
+                     _u(-2, 2, *M)),
+    "fftshift": (lambda xp, s, x: xp.fft.fftshift(xp.abs(xp.fft.fft(x))) * xp.fft.ifftshift(x),
+                 _u(-2, 2, 5)),
     # scipy.special
     "gammaln-digamma": (lambda xp, s, x: s.gammaln(x) * s.digamma(x) + s.polygamma(1, x), _u(0.5, 4, *V)),
     "erf-erfc": (lambda xp, s, x: s.erf(x) * s.erfc(x * 0.5), _u(-2, 2, *V)),
@@ -148,5 +206,6 @@ CASES: dict[str, Case] = {
 # the primitives these cases judge (their random-program tests are these comparisons)
 JUDGED = {"cbrt", "exp2", "expm1", "arcsinh", "arccosh", "arctanh", "sinc", "floor", "ceil",
           "rint", "mod", "fmod", "arctan2", "hypot", "logaddexp", "logaddexp2", "cumsum",
-          "cumprod", "einsum", "inv", "det", "logabsdet", "solve", "cholesky", "eigh", "gammaln",
+          "cumprod", "einsum", "inv", "det", "logabsdet", "solve", "cholesky", "eigh", "svd", "qr", "fft", "ifft",
+          "rfft", "irfft", "real", "imag", "conj", "gammaln",
           "polygamma", "erf", "erfc", "logit", "log_ndtr", "xlogy"}

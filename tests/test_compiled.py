@@ -422,8 +422,8 @@ def test_cache_per_shape_dtype_and_static_value():
 def test_bad_input_is_one_clear_line():
     with pytest.raises(dk.DiffkitError, match="returned a str"):
         dk.jit(lambda x: "no")(1.0)
-    with pytest.raises(dk.DiffkitError, match="numpy.fft.fft|fft"):
-        dk.jit(lambda x: np.fft.fft(x))(np.ones(4))
+    with pytest.raises(dk.DiffkitError, match="numpy.fft.hfft"):
+        dk.jit(lambda x: np.fft.hfft(x))(np.ones(4))
     kept = []
     dk.jit(lambda x: kept.append(x) or x)(1.0)
     with pytest.raises(dk.DiffkitError, match="escaped"):

@@ -146,7 +146,7 @@ def test_numpy_namespace_misuse() -> None:
            "axis 3", "out of bounds")
     raises(dk.DiffkitError, lambda: dk.grad(lambda x: dnp.matmul(x, np.ones(2)))(2.0),
            "matmul", "scalars")
-    raises(dk.DiffkitError, lambda: dk.grad(lambda x: dnp.sum(np.fft.fft(x)))(np.ones(4)),
+    raises(dk.DiffkitError, lambda: dk.grad(lambda x: dnp.sum(np.fft.hfft(x)))(np.ones(4)),
            "numpy.fft", "diffkit.numpy")
     raises(dk.DiffkitError, lambda: dk.grad(lambda x: np.sum(np.add.reduce(x)))(np.ones(2)),
            "numpy.add.reduce")

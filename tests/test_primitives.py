@@ -29,6 +29,8 @@ from conftest import (assert_close, away, central_jvp, distinct, forward_multi, 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.backends.forward import push_forward
+from diffkit.backends.tape import Node, ReverseInterpreter, backprop
+from diffkit.backends.tensor import Tensor
 from diffkit.batching import Batched, BatchInterpreter, unbatch
 from diffkit.core import new_level
 from diffkit.primitives import table
@@ -101,7 +103,7 @@ UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.s
     "cbrt": away, "exp2": real, "expm1": real, "arcsinh": real,
     "arccosh": lambda r, s: real(r, s, 1.2, 3.0),
     "arctanh": lambda r, s: real(r, s, -0.9, 0.9),
-    "sinc": away,   # (at 0 the first derivative is exact, the second is not: see sinc's rule)
+    "sinc": away,   # (and a case at and near 0 below, where sinc's rule uses a series)
     "floor": between_integers, "ceil": between_integers,
     "rint": lambda r, s: between_integers(r, s) + 0.5,  # (rint jumps at half-integers)
     "gammaln": positive, "erf": real, "erfc": real,
@@ -112,6 +114,9 @@ UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.s
 for _name, _dom in UNARY_DOMAINS.items():
     for _shape in [(), (4,), (2, 3)]:
         case(_name, f"shape{_shape}", lambda r, d=_dom, s=_shape: Spec([d(r, s)]))
+
+
+case("sinc", "at-and-near-zero", lambda r: Spec([np.array([0.0, 0.05, -0.14, 0.16, -1e-9])]))
 
 
 def apart(r: np.random.Generator, sx: tuple, sy: tuple) -> list[Any]:
@@ -345,6 +350,33 @@ for _shape in [(3, 3), (2, 3, 3), (1, 1)]:
         case(_name, f"{_shape}", lambda r, s=_shape: Spec([well_conditioned(r, s)]))
     case("cholesky", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
     case("eigh", f"{_shape}", lambda r, s=_shape: Spec([symmetric_distinct(r, s)]))
+def distinct_singular(r: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Matrices with singular values 1, 1.8, 2.6, ... (distinct, non-zero)."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    qm, _ = np.linalg.qr(real(r, shape[:-2] + (m, m)))
+    qn, _ = np.linalg.qr(real(r, shape[:-2] + (n, n)))
+    return (qm[..., :k] * (1.0 + 0.8 * np.arange(k))) @ qn[..., :k, :]
+
+
+for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1), (5, 2)]:
+    case("svd", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
+for _shape in [(3, 3), (5, 3), (2, 4, 3), (1, 1), (4, 1)]:
+    case("qr", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
+# Fourier transforms of real inputs (complex inputs, which only come from other transforms
+# here, are checked in tests/test_numpy_coverage.py and against JAX); complex parts
+for _shape, _axes in [((5,), (-1,)), ((2, 3, 4), (-2, -1)), ((2, 3, 4), (-3, -1)), ((1,), (-1,))]:
+    for _name in ("fft", "ifft"):
+        case(_name, f"{_shape}-axes{_axes}",
+             lambda r, s=_shape, a=_axes: Spec([real(r, s)], {"axes": a}))
+for _shape, _axis in [((6,), -1), ((5,), -1), ((2, 3, 4), -2)]:
+    case("rfft", f"{_shape}-axis{_axis}", lambda r, s=_shape, a=_axis: Spec([real(r, s)], {"axis": a}))
+for _shape, _axis, _n in [((4,), -1, 6), ((4,), -1, 7), ((3, 2), -2, 4), ((2, 3, 5), -1, 8)]:
+    case("irfft", f"{_shape}-axis{_axis}-n{_n}",
+         lambda r, s=_shape, a=_axis, n=_n: Spec([real(r, s)], {"axis": a, "n": n}))
+for _name in ("real", "imag", "conj"):
+    for _shape in [(), (3,), (2, 3)]:
+        case(_name, f"shape{_shape}", lambda r, s=_shape: Spec([real(r, s)]))
 case("logabsdet", "negative-det", lambda r: Spec([well_conditioned(r, (3, 3))[::-1].copy()]))
 for _sa, _sb in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2)), ((1, 1), (1, 1))]:
     case("solve", f"{_sa}\\{_sb}", lambda r, sa=_sa, sb=_sb: Spec(
@@ -399,7 +431,10 @@ def _funs(prim: Any, spec: Spec) -> tuple[Callable, Callable]:
 
 
 def _rand_like(r: np.random.Generator, x: Any, lead: tuple[int, ...] = ()) -> Any:
+    """Random normal values shaped like ``x`` (complex for a complex ``x``: the FFTs)."""
     v = r.standard_normal(lead + np.shape(x))
+    if np.iscomplexobj(x):
+        v = v + 1j * r.standard_normal(lead + np.shape(x))
     return np.float64(v) if v.shape == () else v
 
 
@@ -503,7 +538,7 @@ def test_reverse_gradient_equals_forward(name: str, make: Maker | None) -> None:
     argnums = tuple(range(len(dargs)))
 
     def loss(*d: Any) -> Any:
-        return dnp.sum(f(*d) * w)
+        return dnp.real(dnp.sum(f(*d) * w))  # (Re: the FFTs' outputs are complex)
 
     g_rev = dk.grad(loss, argnums=argnums)(*dargs)
     g_fwd = dk.grad(loss, argnums=argnums, backend="forward")(*dargs)
@@ -513,7 +548,7 @@ def test_reverse_gradient_equals_forward(name: str, make: Maker | None) -> None:
         assert_close(gr, gf, rtol=1e-12)
     # and both against central differences in a random direction
     v = [_rand_like(r, a) for a in dargs]
-    fd = float(np.sum(central_jvp(f_np, dargs, v) * w))
+    fd = float(np.real(np.sum(central_jvp(f_np, dargs, v) * w)))
     assert_close(sum(inner(g, vi) for g, vi in zip(g_rev, v)), fd, rtol=1e-6)
 
 
@@ -531,7 +566,7 @@ def test_second_order_hvp(name: str, make: Maker | None) -> None:
     n = len(dargs)
 
     def loss(*d: Any) -> Any:
-        return dnp.sum(f(*d) * w)
+        return dnp.real(dnp.sum(f(*d) * w))  # (Re: the FFTs' outputs are complex)
 
     flat = _flat_grad(loss, n)
     v = [_rand_like(r, a) for a in dargs]
@@ -556,6 +591,35 @@ def test_power_derivatives_at_zero_base() -> None:
     gx, gy = dk.grad(lambda x, y: dnp.power(x, y), argnums=(0, 1))(2.0, 3.0)
     assert_close(gx, 3 * 2.0 ** 2, rtol=1e-15)
     assert_close(gy, 8.0 * np.log(2.0), rtol=1e-15)
+
+
+def test_sinc_derivatives_at_and_near_zero() -> None:
+    # sinc(x) = 1 - (pi x)^2 / 6 + (pi x)^4 / 120 - ...: at 0 its derivatives are 0,
+    # -pi^2 / 3 (reported as 0 before the series), 0 and pi^4 / 5
+    zero = np.array([0.0])
+    for backend in ["reverse", "forward"]:
+        d = [dnp.sinc]
+        for _ in range(4):
+            d.append(dk.derivative(d[-1], backend=backend))
+        assert d[1](zero)[0] == 0.0
+        assert_close(d[2](zero), [-np.pi ** 2 / 3], rtol=1e-15)
+        assert_close(d[3](zero), [0.0], atol=1e-13)
+        assert_close(d[4](zero), [np.pi ** 4 / 5], rtol=1e-13)
+    # under vmap each example takes its own branch; away from 0 the closed form
+    # (2 s - 2 pi x c - pi^2 x^2 s) / (pi x^3), s = sin(pi x), c = cos(pi x)
+    s, c = np.sin(np.pi * 0.5), np.cos(np.pi * 0.5)
+    second = (2 * s - np.pi * c - np.pi ** 2 * 0.25 * s) / (np.pi * 0.125)
+    assert_close(dk.vmap(dk.grad(dk.grad(dnp.sinc)))(np.array([0.0, 0.5])),
+                 [-np.pi ** 2 / 3, second], rtol=1e-14)
+    # near 0 the first derivative keeps full precision (the quotient formula loses digits
+    # to cancellation there): against a 40-digit reference
+    import mpmath
+
+    with mpmath.workdps(40):
+        for x in [1e-7, 1e-3, 0.07, 0.149, 0.151]:
+            exact = float(mpmath.diff(lambda t: mpmath.sin(mpmath.pi * t) / (mpmath.pi * t), x))
+            got = dk.derivative(dnp.sinc)(np.array([x]))[0]
+            assert abs(got - exact) <= 1e-15 * abs(exact), (x, got, exact)
 
 
 def test_prod_gradient_with_zeros_is_exact() -> None:
@@ -746,6 +810,14 @@ for _name, _make in [("inv", well_conditioned), ("det", lambda r, s: well_condit
                      ("logabsdet", well_conditioned), ("cholesky", spd),
                      ("eigh", lambda r, s: symmetric_distinct(r, (12, 12)))]:
     big(_name, "big", lambda r, m=_make: Spec([m(r, BIG)]))
+for _name in ("fft", "ifft"):
+    big(_name, "big", lambda r, n=_name: Spec([real(r, BIG)], {"axes": (-2, -1)}))
+big("rfft", "big", lambda r: Spec([real(r, BIG)], {"axis": -1}))
+big("irfft", "big", lambda r: Spec([real(r, (96, 49))], {"axis": -1, "n": 96}))
+for _name in ("real", "imag", "conj"):
+    big(_name, "big", lambda r: Spec([real(r, BIG)]))
+big("svd", "big", lambda r: Spec([distinct_singular(r, (12, 10))]))
+big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
 
 def _big_params() -> list[Any]:
@@ -767,7 +839,7 @@ def test_big_arrays_reverse_matches_forward(name: str, make: Maker | None) -> No
     n = len(dargs)
 
     def loss(*d: Any) -> Any:
-        return dnp.sum(f(*d) * w)
+        return dnp.real(dnp.sum(f(*d) * w))  # (Re: the FFTs' outputs are complex)
 
     _, jv = forward_multi(f, dargs, v)
     g = dk.grad(loss, argnums=tuple(range(n)))(*dargs)
@@ -782,3 +854,38 @@ def test_big_arrays_reverse_matches_forward(name: str, make: Maker | None) -> No
     lhs2, rhs2 = inner(c, hv), sum(inner(gi, vi) for gi, vi in zip(g2, v))
     scale2 = float(np.sum(np.abs(c * np.asarray(hv)))) + 1.0
     assert abs(lhs2 - rhs2) <= 1e-11 * scale2, (lhs2, rhs2)
+
+
+# ---------------------------------------------------------------- complex inputs
+# The table's cases feed the transforms real inputs (what a user differentiates); inside a
+# function they also take complex values, another transform's output. Here each primitive
+# that takes complex values, with complex inputs: JVP == central differences of numpy,
+# and the VJP as the transpose of the JVP for Re sum(u v) (JAX's convention).
+COMPLEX_INPUTS = [("fft", {"axes": (-1,)}, (5,)), ("fft", {"axes": (-2, -1)}, (2, 3, 4)),
+                  ("ifft", {"axes": (-1,)}, (6,)), ("ifft", {"axes": (-3,)}, (3, 2, 2)),
+                  ("irfft", {"axis": -1, "n": 6}, (4,)), ("irfft", {"axis": -1, "n": 7}, (4,)),
+                  ("irfft", {"axis": -2, "n": 4}, (3, 2)), ("real", {}, (4,)),
+                  ("imag", {}, (4,)), ("conj", {}, (2, 3)), ("abs", {}, (4,)),
+                  ("mul", {}, (3,)), ("exp", {}, (3,))]
+
+
+@pytest.mark.parametrize("name,params,shape", COMPLEX_INPUTS,
+                         ids=[f"{n}-{s}" for n, _, s in COMPLEX_INPUTS])
+def test_complex_inputs_jvp_and_transpose(name: str, params: dict, shape: tuple) -> None:
+    prim = table()[name]
+    r = np.random.default_rng(zlib.crc32(name.encode()))
+
+    def rand() -> np.ndarray:
+        return r.standard_normal(shape) + 1j * r.standard_normal(shape)
+
+    x, v = rand(), rand()
+    nargs = 2 if name == "mul" else 1
+    f = lambda z: prim(*[z] * nargs, **params)  # noqa: E731
+    y, jv = forward_multi(f, [x], [v])
+    assert_close(y, prim.impl(*[x] * nargs, **params), rtol=1e-15)
+    assert_close(jv, central_jvp(lambda z: prim.impl(*[z] * nargs, **params), [x], [v]), rtol=1e-6)
+    u = _rand_like(r, y)
+    with new_level(ReverseInterpreter) as tape:
+        leaf = Node(None, {}, None, x, ())
+        x_bar = backprop([(f(Tensor(tape, x, leaf)).node, u)])[leaf]
+    assert abs(inner(u, jv) - inner(x_bar, v)) <= 1e-12 * (1.0 + float(np.sum(np.abs(u * jv))))

@@ -28,6 +28,7 @@ ELEMENTWISE = {
     "hypot": ([0.4, 1.1],), "logaddexp": ([0.4, 1.1],), "logaddexp2": ([0.4, 1.1],),
     "gammaln": ([1.7],), "polygamma": ([1.7], {"n": 1}), "erf": ([0.4],), "erfc": ([0.4],),
     "logit": ([0.3],), "log_ndtr": ([0.4],), "xlogy": ([0.4, 1.1],),
+    "real": ([0.3],), "imag": ([0.3],), "conj": ([0.3],),  # (of real values: the symbols are real)
 }
 
 

@@ -18,6 +18,7 @@ from .. import numpy as dnp
 from ..batching import vmap
 from ..checks import as_input, check_output, check_scalar, like_input, split_aux
 from ..core import DiffkitError, new_level, primal, shape
+from ..primitives import is_complex
 from ..pytree import tree_map
 from . import Backend
 from .counting import tape_length
@@ -67,7 +68,8 @@ class ReverseBackend(Backend):
         value = y.value if type(y) is Tensor else y
 
         def vjp_fn(y_bar: Any) -> Any:
-            y_bar = as_input(y_bar, "vjp: the cotangent")
+            if not (is_complex(y_bar) and is_complex(value)):  # (an FFT's output: complex)
+                y_bar = as_input(y_bar, "vjp: the cotangent")
             if shape(y_bar) != shape(value):
                 raise DiffkitError(f"vjp: the cotangent has shape {shape(y_bar)} but the output "
                                    f"has shape {shape(value)}; they must match")
@@ -77,17 +79,26 @@ class ReverseBackend(Backend):
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         y, vjp_fn = self.vjp(fun, x)  # (J x_dot)_i = (row i of J) · x_dot, a pass per output
-        return y, _rows(y, lambda seed: dnp.sum(vjp_fn(seed) * x_dot))
+        return y, _rows(_real_output(y, "jvp"), lambda seed: dnp.sum(vjp_fn(seed) * x_dot))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         y, vjp_fn = self.vjp(fun, x)
-        return _rows(y, vjp_fn)
+        return _rows(_real_output(y, "jacobian"), vjp_fn)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self.value_and_grad(lambda z: dnp.sum(fun(z)), x, False)[2]  # f is elementwise
 
     def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
         return {"tape_ops": tape_length(fun, x), "tape_bytes": tape_bytes(fun, x)}
+
+
+def _real_output(y: Any, transform: str) -> Any:
+    """Rows of a Jacobian by reverse mode need a real output (as jax.jacrev)."""
+    if is_complex(y):
+        raise DiffkitError(f"reverse-mode {transform} needs a real output, but the function returns "
+                           "complex values; use backend='forward' (complex tangents, as jax.jacfwd), "
+                           "dk.vjp, or take dnp.real / dnp.imag of the output")
+    return y
 
 
 def tape_bytes(fun: Callable, x: Any) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, DiffkitError, Interpreter, Primitive, bind, shape
-from ..primitives import sum_to
+from ..primitives import sum_to, to_input
 
 _creation = itertools.count()
 
@@ -229,6 +229,8 @@ class Sums:
         x_bar = prim.vjp[i](y_bar, node.out, *inputs, **node.params)
         if prim.broadcasts and type(x_bar) is not np.float64 and shape(x_bar) != shape(inputs[i]):
             x_bar = sum_to(x_bar, shape(inputs[i]))  # (a scalar adjoint belongs to a scalar)
+        if getattr(x_bar, "dtype", None) is not None and x_bar.dtype.kind == "c":
+            x_bar = to_input(inputs[i], x_bar)  # (x * 1j: a real x gets a real adjoint)
         parent.bar = self._sum(total, x_bar, fresh=x_bar is not y_bar)
         return x_bar
 

@@ -29,8 +29,12 @@ add, sub, mul, div, neg = _p.add, _p.sub, _p.mul, _p.div, _p.neg
 subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
 
 
-def where(cond: Any, x: Any, y: Any) -> Any:
-    """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side."""
+def where(cond: Any, x: Any = None, y: Any = None) -> Any:
+    """``x`` where ``cond`` holds, else ``y``; the derivative flows only to the chosen side.
+    (numpy's one-argument form, the indices where ``cond`` holds, is ``nonzero``.)"""
+    if x is None or y is None:
+        raise DiffkitError("where needs three arguments, where(cond, x, y); for the indices "
+                           "where cond holds (numpy's where(cond)) use dnp.nonzero(cond)")
     if not (isinstance(cond, Box) and cond.batched):
         cond = primal(cond)
     if isinstance(cond, Box):  # one mask per example (vmap), or a traced graph's equation
@@ -221,7 +225,7 @@ def array(obj: Any, dtype: Any = None) -> Any:
     if isinstance(obj, Box):
         return obj
     out = _np.array(obj, dtype=dtype)
-    return out if dtype is not None or out.dtype.kind in "biuf" else out.astype(float)
+    return out if dtype is not None or out.dtype.kind in "biufc" else out.astype(float)
 
 
 def _holds_box(obj: Any) -> bool:

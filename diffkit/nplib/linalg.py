@@ -1,12 +1,15 @@
-"""``diffkit.numpy.linalg``: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, norm,
-pinv, matrix_power, multi_dot.
+"""``diffkit.numpy.linalg``: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd,
+svdvals, qr, norm, pinv, matrix_power, multi_dot.
 
 Conditions, as for any derivative of these functions: ``inv``, ``det``'s and ``slogdet``'s
 derivatives and ``solve`` need invertible matrices; ``cholesky`` a symmetric positive
 definite one; ``eigh`` a symmetric one with distinct eigenvalues (eigenvectors are
 defined up to sign; the derivative is that of the vectors LAPACK returns); ``pinv`` a
 matrix of full rank. ``cholesky`` and ``eigh`` read the lower triangle only, as numpy.
-Not covered: ``svd``, ``qr``, ``eig`` (general), matrix norms of order 2 and 'nuc'.
+``svd`` needs distinct, non-zero singular values and ``full_matrices=False`` (its
+singular vectors, like eigenvectors, are defined up to sign); ``qr`` is the reduced
+factorization of a square or tall matrix of full rank. Matrix norms of order 2, -2 and
+'nuc' go through the SVD. Not covered: ``eig``/``eigvals`` (general matrices).
 
 >>> import diffkit as dk
 >>> dk.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))  # det(A) inv(A)^T
@@ -22,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import primitives as _p
-from ..core import Box, DiffkitError, bind, ndim, primal, shape
+from ..core import Box, DiffkitError, _namespace, bind, ndim, primal, shape
 from .base import abs, getitem, matmul, max, min, reshape, sqrt, sum, transpose  # noqa: A004
 
 
@@ -74,6 +77,77 @@ def eigh(a: Any, UPLO: str = "L") -> tuple[Any, Any]:  # noqa: N803
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     return eigh(a, UPLO)[0]
+
+
+def _packed(x: Any) -> bool:
+    """Whether a factorization must go through its primitive (a value being differentiated,
+    or another library's arrays), not straight to numpy."""
+    return isinstance(x, Box) or _namespace[0] is not None
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Any:
+    """``u, s, vh`` with ``a = u diag(s) vh`` (or ``s`` alone); the derivative needs
+    ``full_matrices=False`` and distinct, non-zero singular values.
+
+    >>> import diffkit as dk
+    >>> dk.grad(lambda a: svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))  # u_0 v_0^T
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    if ndim(a) < 2:
+        raise DiffkitError(f"linalg.svd needs matrices (..., m, n), got shape {shape(a)}")
+    if not _packed(a):
+        return np.linalg.svd(a, full_matrices, compute_uv, hermitian)
+    m, n = shape(a)[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise DiffkitError("linalg.svd: the derivative needs full_matrices=False (the extra "
+                           "singular vectors of a non-square matrix are not unique)")
+    packed = bind(_p.svd, a)
+    s = getitem(packed, (Ellipsis, m))
+    if not compute_uv:
+        return s
+    lead = tuple(range(ndim(a) - 2))
+    u = transpose(getitem(packed, (Ellipsis, slice(0, m))), lead + (ndim(a) - 1, ndim(a) - 2))
+    return u, s, getitem(packed, (Ellipsis, slice(m + 1, None)))
+
+
+def svdvals(a: Any) -> Any:
+    """The singular values, descending (numpy 2's ``linalg.svdvals``)."""
+    return svd(a, compute_uv=False)
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """``q, r`` with ``a = q r`` (mode 'reduced'), or ``r`` alone (mode 'r'), of a square
+    or tall matrix (m >= n) of full rank."""
+    if ndim(a) < 2:
+        raise DiffkitError(f"linalg.qr needs matrices (..., m, n), got shape {shape(a)}")
+    if not _packed(a):
+        return np.linalg.qr(a, mode)
+    m, n = shape(a)[-2:]
+    if mode not in ("reduced", "r"):
+        raise DiffkitError(f"linalg.qr: mode={mode!r} is not differentiated; use 'reduced' or 'r'")
+    if m < n:
+        raise DiffkitError(f"linalg.qr: the derivative needs a square or tall matrix (m >= n), "
+                           f"got shape {shape(a)}; factor the transpose instead")
+    packed = bind(_p.qr, a)
+    r = getitem(packed, (Ellipsis, slice(m, None), slice(None)))
+    return r if mode == "r" else (getitem(packed, (Ellipsis, slice(0, m), slice(None))), r)
+
+
+def eig(a: Any) -> Any:
+    """Not differentiated: the eigenvalues of a general real matrix may be complex."""
+    if not _packed(a):
+        return np.linalg.eig(a)
+    raise DiffkitError("linalg.eig/eigvals are not differentiated: a general matrix's eigenvalues "
+                       "may be complex and its eigenvectors have no canonical scale; use "
+                       "linalg.eigh for symmetric matrices, or linalg.svd")
+
+
+def eigvals(a: Any) -> Any:
+    if not _packed(a):
+        return np.linalg.eigvals(a)
+    return eig(a)
 
 
 def pinv(a: Any) -> Any:
@@ -139,9 +213,22 @@ def _matrix_norm(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> Any
     if ord in (np.inf, -np.inf):
         row = sum(abs(x), cols, keepdims=True)
         return (max if ord == np.inf else min)(row, axis, keepdims)
-    raise DiffkitError(f"norm: matrix norm order {ord!r} is not supported (2 and 'nuc' need "
-                       "the SVD, which diffkit does not differentiate yet)")
+    if ord in (2, -2, "nuc"):  # through the singular values, of the axes moved last
+        rest = tuple(a for a in range(ndim(x)) if a not in (rows % ndim(x), cols % ndim(x)))
+        s = svdvals(transpose(x, rest + (rows % ndim(x), cols % ndim(x))))
+        out = sum(s, -1) if ord == "nuc" else getitem(s, (Ellipsis, 0 if ord == 2 else -1))
+        if keepdims:
+            for a in sorted((rows % ndim(x), cols % ndim(x))):
+                out = _expand(out, a)
+        return out
+    raise DiffkitError(f"norm: matrix norm order {ord!r} is not supported")
+
+
+def _expand(x: Any, axis: int) -> Any:
+    s = list(shape(x))
+    s.insert(axis, 1)
+    return reshape(x, tuple(s))
 
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "pinv",
-           "matrix_power", "multi_dot", "norm"]
+           "matrix_power", "multi_dot", "norm", "svd", "svdvals", "qr", "eig", "eigvals"]

@@ -3,8 +3,9 @@
 Where a function is a short composition of primitives (``square`` is ``x * x``, ``log2``
 is ``log(x) / log(2)``) it is written so, and its derivative, exact, comes from those
 primitives; the others are primitives of :mod:`diffkit.primitives.elementwise`.
-Inputs are real: complex values are not supported, so ``real``/``conj`` are the identity,
-``imag`` is zero and ``angle`` is 0 or pi (constants).
+``real``, ``imag``, ``conj``, ``angle`` and ``abs`` take the complex values that the Fourier
+transforms give (:mod:`diffkit.nplib.fft`); of a real value, ``real``/``conj`` are the
+identity, ``imag`` is zero and ``angle`` is 0 or pi (constants).
 
 >>> import diffkit as dk
 >>> float(dk.grad(log2)(8.0)) == 1 / (8.0 * float(np.log(2.0)))
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import primitives as _p
-from ..core import primal
+from ..core import bind, primal
 from .base import abs, log, maximum, minimum, where  # noqa: A004
 
 cbrt, exp2, expm1, floor, ceil, rint = _p.cbrt, _p.exp2, _p.expm1, _p.floor, _p.ceil, _p.rint
@@ -97,21 +98,29 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
 
 
 def real(x: Any) -> Any:
-    """The real part: ``x`` itself (inputs are real)."""
-    return x
+    """The real part (``x`` itself for a real ``x``)."""
+    return bind(_p.real, x) if _p.is_complex(x) else x
 
 
-conj = conjugate = real
+def conj(x: Any) -> Any:
+    """The complex conjugate (``x`` itself for a real ``x``)."""
+    return bind(_p.conj, x) if _p.is_complex(x) else x
 
 
-def imag(x: Any) -> np.ndarray:
-    """The imaginary part of a real value: zeros."""
-    return np.zeros(np.shape(primal(x)))
+conjugate = conj
 
 
-def angle(x: Any, deg: bool = False) -> np.ndarray:
-    """The argument of a real value: 0 or pi (180 with ``deg``), a constant."""
-    return np.angle(primal(x), deg=deg)
+def imag(x: Any) -> Any:
+    """The imaginary part (zeros, a constant, for a real ``x``)."""
+    return bind(_p.imag, x) if _p.is_complex(x) else np.zeros(np.shape(primal(x)))
+
+
+def angle(x: Any, deg: bool = False) -> Any:
+    """The argument, arctan2(imag, real); of a real ``x`` a constant, 0 or pi."""
+    if not _p.is_complex(x):
+        return np.angle(primal(x), deg=deg)
+    out = arctan2(imag(x), real(x))
+    return out * (180.0 / np.pi) if deg else out
 
 
 __all__ = ["cbrt", "exp2", "expm1", "floor", "ceil", "rint", "arcsinh", "arccosh", "arctanh",

@@ -322,6 +322,11 @@ def argmin(x: Any, axis: int | None = None, **kwargs: Any) -> Any:
     return np.argmin(_values(x, "argmin"), axis=axis, **kwargs)
 
 
+def nonzero(x: Any) -> tuple[np.ndarray, ...]:
+    """Indices of the non-zero entries (integers: no derivative), one array per axis."""
+    return np.nonzero(_values(x, "nonzero"))
+
+
 def partition(x: Any, kth: int | Sequence[int], axis: int | None = -1) -> Any:
     """numpy's partition (the k-th entry in its sorted place, smaller before, larger after)."""
     if axis is None:
@@ -358,5 +363,5 @@ __all__ = ["squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "swapaxes", "mov
            "rollaxis", "hstack", "vstack", "row_stack", "dstack", "column_stack", "append",
            "array_split", "split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud",
            "rot90", "roll", "tile", "repeat", "pad", "diagonal", "trace", "diag", "tril", "triu",
-           "take_along_axis", "sort", "argsort", "argmax", "argmin", "partition", "take", "full",
+           "take_along_axis", "sort", "argsort", "argmax", "argmin", "nonzero", "partition", "take", "full",
            "full_like", "copy"]

@@ -19,10 +19,13 @@ from .elementwise import (arccosh, arcsinh, arctan2, arctanh, cbrt, ceil, exp2, 
                           hypot, logaddexp, logaddexp2, mod, rint, sinc)
 from .reductions import cumprod, cumsum
 from .contraction import einsum
-from .linalg import cholesky, det, eigh, inv, logabsdet, solve
+from .linalg import cholesky, det, eigh, inv, logabsdet, qr, solve, svd
 from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
+from .elementwise import conj, imag, is_complex, real, to_input
+from .fourier import fft, ifft, irfft, rfft
 
-from . import contraction as _contraction, elementwise as _elementwise, linalg as _linalg  # noqa: E402,I001
+from . import contraction as _contraction, elementwise as _elementwise, fourier as _fourier  # noqa: E402,I001
+from . import linalg as _linalg  # noqa: E402
 from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
 
 
@@ -31,7 +34,7 @@ def families() -> dict[str, list[str]]:
     in dependency order, so a primitive a module imports stays with its own family)."""
     order = {"structure": _structure, "elementwise": _elementwise, "reductions": _reductions,
              "contraction": _contraction, "linear algebra": _linalg,
-             "special functions": _special}
+             "special functions": _special, "fourier transforms": _fourier}
     seen: set[str] = set()
     out = {}
     for family, module in order.items():
@@ -47,7 +50,7 @@ def table() -> dict[str, Primitive]:
 
 
 __all__ = [name for name, v in list(globals().items()) if isinstance(v, Primitive)] + [
-    "families", "source", "sum_to", "table"]
+    "families", "is_complex", "source", "sum_to", "table", "to_input"]
 
 
 def source(name: str) -> dict[str, list[str]]:

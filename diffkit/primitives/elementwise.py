@@ -62,7 +62,6 @@ cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x
 tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, "y", lambda sp, x: sp.tanh(x))
 sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), "y", lambda sp, x: 1 / (1 + sp.exp(-x)),
                 lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
-abs = unary("abs", np.abs, lambda y, x: sign(x), "x", lambda sp, x: sp.Abs(x))  # noqa: A001
 sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x))
 
 neg = Primitive(
@@ -207,11 +206,29 @@ arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / (1.0 - x * x), "x",
                 lambda sp, x: sp.atanh(x), "atanh")
 
 
+# d sinc/dx = sum_n (-1)^n 2n pi^2n x^(2n-1) / (2n+1)!, n = 1..8: used for |x| < 0.15, where
+# the formula below loses digits to cancellation (and at 0 divides by zero); its error there
+# is below 3e-16, and at 0 it gives the derivatives of sinc up to the 16th (to rounding)
+# (the second, -pi^2/3, included): the polynomial is differentiated exactly.
+_SINC_SERIES = tuple((-1) ** n * 2 * n * np.pi ** (2 * n) / float(np.prod(np.arange(1.0, 2 * n + 2)))
+                     for n in range(1, 9))
+
+
 def _dsinc(y: Any, x: Any) -> Any:
-    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, and 0 at x = 0 (where sinc is flat)."""
-    at_zero = primal(x) == 0
-    safe = where(1.0, x, cond=at_zero)
-    return where(0.0, (cos(np.pi * x) - y) / safe, cond=at_zero)
+    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, and its Taylor series near 0."""
+    near_zero = mask(np.less, abs(x), 0.15)  # (one mask per example under vmap)
+    safe = _choose(near_zero, 1.0, x)
+    xx = x * x
+    series = 0.0
+    for c in reversed(_SINC_SERIES):  # Horner's rule in x^2
+        series = series * xx + c
+    return _choose(near_zero, series * x, (cos(np.pi * x) - y) / safe)
+
+
+def _choose(cond: Any, a: Any, b: Any) -> Any:
+    """``a`` where the mask ``cond`` holds, else ``b``; on formulas (the symbolic backend
+    runs the rule on symbols) the mask is an inequality, and the choice a Piecewise."""
+    return where(a, b, cond=cond) if getattr(cond, "is_Relational", False) else select(cond, a, b)
 
 
 sinc = unary("sinc", np.sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
@@ -296,4 +313,68 @@ logaddexp2 = Primitive(
     saves=("z x", "z y"),
     sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
     array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,
+)
+
+
+# --------------------------------------------------------------------------- complex values
+# Complex values come from the Fourier transforms (diffkit.primitives.fourier); inputs being
+# differentiated are real. Derivatives follow JAX's convention: the VJP of a primitive is
+# the transpose of its JVP (a real-linear map) for the pairing <u, v> = Re sum(u v), with
+# no complex conjugation. Holomorphic rules (mul, exp ...) then hold as they are for
+# complex values; the gradient of a real loss L(z) is dL/dx - i dL/dy (PyTorch returns
+# its conjugate). An adjoint reaching a real input is made real: its imaginary part would
+# be the derivative with respect to an imaginary part the input does not have.
+
+
+def is_complex(x: Any) -> bool:
+    """Whether ``x`` holds complex values (for boxes: their primal value's dtype; a
+    formula of the symbolic backend is real)."""
+    value = primal(x)
+    return isinstance(value, complex) or getattr(value, "dtype", np.float64(0).dtype).kind == "c"
+
+
+def to_input(x: Any, x_bar: Any) -> Any:
+    """The adjoint of ``x``: real where ``x`` is real."""
+    return x_bar if is_complex(x) else real(x_bar)
+
+
+real = Primitive(
+    "real", np.real,
+    jvp=(lambda x_dot, y, x: real(x_dot),),
+    vjp=(lambda y_bar, y, x: y_bar,),  # (y_bar + 0i: a real adjoint of a complex x)
+    saves=("",), sympy=lambda sp, x: sp.re(x), broadcasts=True,
+)
+_MINUS_I = np.complex128(-1j)  # (a numpy scalar: a constant any interpreter takes)
+imag = Primitive(
+    "imag", np.imag,
+    jvp=(lambda x_dot, y, x: imag(x_dot),),
+    vjp=(lambda y_bar, y, x: y_bar * _MINUS_I if is_complex(x) else 0.0 * y_bar,),
+    saves=("",), sympy=lambda sp, x: sp.im(x), broadcasts=True,  # (a kept input keeps its dtype)
+)
+conj = Primitive(
+    "conj", np.conjugate,
+    jvp=(lambda x_dot, y, x: conj(x_dot),),
+    vjp=(lambda y_bar, y, x: to_input(x, conj(y_bar)),),
+    saves=("",), sympy=lambda sp, x: sp.conjugate(x), broadcasts=True, ufunc=np.conjugate,
+)
+
+
+def _conj_unit(x: Any) -> Any:
+    """conj(x) / |x|, and 0 at x = 0 (as sign(0) = 0 on the reals, and as JAX)."""
+    r = abs(x)
+    return conj(x) / select(mask(np.equal, r, 0.0), 1.0, r)
+
+
+def _dabs_dot(x_dot: Any, y: Any, x: Any) -> Any:
+    """d|x| = sign(x) dx; for complex x, Re(conj(x) dx) / |x|."""
+    return real(x_dot * _conj_unit(x)) if is_complex(x) else x_dot * sign(x)
+
+
+def _dabs_bar(y_bar: Any, y: Any, x: Any) -> Any:
+    return y_bar * _conj_unit(x) if is_complex(x) else y_bar * sign(x)
+
+
+abs = Primitive(  # noqa: A001
+    "abs", np.abs, jvp=(_dabs_dot,), vjp=(_dabs_bar,), saves=("x",),
+    sympy=lambda sp, x: sp.Abs(x), broadcasts=True, ufunc=np.abs,
 )

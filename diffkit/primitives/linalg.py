@@ -215,3 +215,128 @@ eigh = Primitive(  # packed: row 0 the eigenvalues (ascending), rows 1.. the eig
                                       axis=-2),
 )
 
+
+
+# --------------------------------------------------------------------------- svd and qr
+# Both pack their outputs into one array, as eigh does. The SVD is the reduced one,
+# a = u diag(s) vh with k = min(m, n) singular values, which must be distinct and
+# non-zero for the derivative (the rules divide by s_j^2 - s_i^2 and by s); the singular
+# vectors are defined up to sign: the derivative is that of the vectors LAPACK returns.
+# QR is the reduced one of a square or tall matrix (m >= n), r of full rank.
+
+
+def _svd(x: Any) -> np.ndarray:
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    return np.concatenate([np.swapaxes(u, -1, -2), s[..., None], vh], axis=-1)
+
+
+def _svd_parts(y: Any, m: int) -> tuple[Any, Any, Any, Any]:
+    """u (..., m, k), s (..., k), v (..., n, k) from the packed output, and
+    F_ij = 1 / (s_j^2 - s_i^2), 0 on the diagonal."""
+    u = _mT(getitem(y, idx=(Ellipsis, slice(0, m))))
+    s = getitem(y, idx=(Ellipsis, m))
+    v = _mT(getitem(y, idx=(Ellipsis, slice(m + 1, None))))
+    k = shape(s)[-1]
+    row = reshape(s * s, shape=shape(s)[:-1] + (1, k))
+    diagonal = np.eye(k, dtype=bool)
+    f = where(0.0, 1.0 / where(1.0, row - _mT(row), cond=diagonal), cond=diagonal)
+    return u, s, v, f
+
+
+def _rows(s: Any) -> Any:
+    """A vector (..., k) as a row (..., 1, k): ``m * _rows(s)`` is ``m diag(s)``."""
+    return reshape(s, shape=shape(s)[:-1] + (1, shape(s)[-1]))
+
+
+def _cols(s: Any) -> Any:
+    """A vector (..., k) as a column (..., k, 1): ``_cols(s) * m`` is ``diag(s) m``."""
+    return reshape(s, shape=shape(s) + (1,))
+
+
+def _diagonal(m: Any) -> Any:
+    return einsum(m, subs="...ii->...i".replace("...", "ZYXW"[:ndim(m) - 2]))
+
+
+def _svd_jvp(x_dot: Any, y: Any, x: Any) -> Any:
+    m, n = shape(x)[-2:]
+    u, s, v, f = _svd_parts(y, m)
+    p = matmul(_mT(u), matmul(x_dot, v))  # x_dot in the singular bases, (..., k, k)
+    u_dot = matmul(u, f * (p * _rows(s) + _cols(s) * _mT(p)))
+    v_dot = matmul(v, f * (_cols(s) * p + _mT(p) * _rows(s)))
+    if m > n:  # the part of x_dot outside the span of u
+        xv = matmul(x_dot, v)
+        u_dot = u_dot + (xv - matmul(u, matmul(_mT(u), xv))) / _rows(s)
+    if n > m:
+        xu = matmul(_mT(x_dot), u)
+        v_dot = v_dot + (xu - matmul(v, matmul(_mT(v), xu))) / _rows(s)
+    return concatenate(_mT(u_dot), _cols(_diagonal(p)), _mT(v_dot), axis=-1)
+
+
+def _svd_vjp(y_bar: Any, y: Any, x: Any) -> Any:
+    m, n = shape(x)[-2:]
+    u, s, v, f = _svd_parts(y, m)
+    u_bar = _mT(getitem(y_bar, idx=(Ellipsis, slice(0, m))))
+    s_bar = getitem(y_bar, idx=(Ellipsis, m))
+    v_bar = _mT(getitem(y_bar, idx=(Ellipsis, slice(m + 1, None))))
+    uu, vv = matmul(_mT(u), u_bar), matmul(_mT(v), v_bar)
+    middle = (_diag_embed(s_bar) + (f * (uu - _mT(uu))) * _rows(s)
+              + _cols(s) * (f * (vv - _mT(vv))))
+    x_bar = matmul(u, matmul(middle, _mT(v)))
+    if m > n:
+        outside = u_bar - matmul(u, uu)  # (1 - u u^T) u_bar
+        x_bar = x_bar + matmul(outside / _rows(s), _mT(v))
+    if n > m:
+        outside = v_bar - matmul(v, vv)
+        x_bar = x_bar + matmul(u / _rows(s), _mT(outside))
+    return x_bar
+
+
+svd = Primitive(  # packed: row j holds u[:, j], s_j and vh[j, :] (shape (..., k, m + 1 + n))
+    "svd", _svd, jvp=(_svd_jvp,), vjp=(_svd_vjp,), saves=("y x",),
+    sympy=_refuse("svd", " (singular values are roots of a polynomial)"),
+    array_api=lambda xp, x: _svd_api(xp, *xp.linalg.svd(x, full_matrices=False)),
+)
+
+
+def _svd_api(xp: Any, u: Any, s: Any, vh: Any) -> Any:
+    """svd's packed output from another library's factors."""
+    n = len(u.shape)
+    return xp.concat([xp.permute_dims(u, tuple(range(n - 2)) + (n - 1, n - 2)), s[..., None], vh],
+                     axis=-1)
+
+
+def _qr(x: Any) -> np.ndarray:
+    q, r = np.linalg.qr(x)
+    return np.concatenate([q, r], axis=-2)
+
+
+def _qr_parts(y: Any, m: int) -> tuple[Any, Any]:
+    return getitem(y, idx=(Ellipsis, slice(0, m), slice(None))), \
+        getitem(y, idx=(Ellipsis, slice(m, None), slice(None)))
+
+
+def _strictly_lower(c: Any) -> Any:
+    return c * _lower(shape(c)[-1], 0.0)
+
+
+def _qr_jvp(x_dot: Any, y: Any, x: Any) -> Any:
+    q, r = _qr_parts(y, shape(x)[-2])
+    b = matmul(x_dot, inv(r))  # x_dot r^-1
+    c = matmul(_mT(q), b)
+    omega = _strictly_lower(c) - _mT(_strictly_lower(c))  # q^T q_dot, skew-symmetric
+    return concatenate(matmul(q, omega - c) + b, matmul(c - omega, r), axis=-2)
+
+
+def _qr_vjp(y_bar: Any, y: Any, x: Any) -> Any:
+    q, r = _qr_parts(y, shape(x)[-2])
+    q_bar, r_bar = _qr_parts(y_bar, shape(x)[-2])
+    m = matmul(r_bar, _mT(r)) - matmul(_mT(q), q_bar)
+    g = m - _strictly_lower(m - _mT(m))
+    return matmul(matmul(q, g) + q_bar, _mT(inv(r)))
+
+
+qr = Primitive(  # packed: q (..., m, n) on top of r (..., n, n); m >= n
+    "qr", _qr, jvp=(_qr_jvp,), vjp=(_qr_vjp,), saves=("y x",),
+    sympy=_refuse("qr", " (SymPy's Gram-Schmidt signs differ from LAPACK's)"),
+    array_api=lambda xp, x: xp.concat(list(xp.linalg.qr(x)), axis=-2),
+)
