@@ -32,15 +32,21 @@ import numpy as np
 
 from ..backends import backend, backend_from_spec, backends
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
+from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
 from .cells import run_isolated
 from .harness import compare
-from .measure import TRANSFORMS, error_against, timed
+from .measure import TRANSFORMS, error_against, peak_bytes, timed
 from .targets import Target, find_target, kind_for
 
 AD = ("reverse", "forward", "compiled")
 NUMERIC = ("numeric:method=central", "numeric:method=richardson", "numeric:method=complex",
            "numeric:method=forward")
+
+
+def methods() -> list[str]:
+    """Every method advise weighs (the compiled backend when it is registered)."""
+    return [m for m in AD if m in backends()] + ["symbolic"] + list(NUMERIC)
 
 
 @dataclass
@@ -101,9 +107,12 @@ class Advice:
         if self.best is None:
             lines.append("No method meets the target here.")
         else:
+            pays = self.facts.get("compiled_pays_after")
             lines.append(f"Recommended: {self.best.method} — error {_err(self.best.error)}, "
                          f"{_secs(self.best.time_s)} per call"
-                         + (f" after {_secs(self.best.setup_s)} setup" if self.best.setup_s else ""))
+                         + (f" after {_secs(self.best.setup_s)} setup" if self.best.setup_s else "")
+                         + (f"; compiled if you call it more than ~{pays} times"
+                            if pays and self.best.method != "compiled" else ""))
             if self.runner_up is not None:
                 lines.append(f"Runner-up:   {self.runner_up.method} — error "
                              f"{_err(self.runner_up.error)}, {_secs(self.runner_up.time_s)} per call")
@@ -194,17 +203,12 @@ def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float |
              ) -> Candidate:
     """Run one method once in an isolated cell: setup, per-call time, peak memory, size."""
     def job() -> dict:
-        import tracemalloc
-
         be = backend_from_spec(spec)
         diff = TRANSFORMS[kind](t.f, backend=be)
-        tracemalloc.start()
-        d = diff(t.x)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        d = diff(t.x)  # setup (compile, derive) happens here, outside tracemalloc's slowdown
         per_call, _ = timed(lambda: diff(t.x), repeat=3, min_time=0.02)
         return {"status": "ok", "derivative": np.asarray(d, dtype=float), "time_s": per_call,
-                "peak_bytes": peak, "stats": be.stats(t.f, t.x)}
+                "peak_bytes": peak_bytes(lambda: diff(t.x)), "stats": be.stats(t.f, t.x)}
 
     out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
     if out.get("status") != "ok":
@@ -257,11 +261,10 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     else:
         tape = backend("reverse").stats(t.f, t.x)
         facts["tape_ops"], facts["tape_bytes"] = tape["tape_ops"], tape["tape_bytes"]
-    methods = [m for m in AD if m in backends()] + ["symbolic"] + list(NUMERIC)
     candidates: list[Candidate] = []
     per_cell = max(1.0, min(3.0, budget_s / 4))
     memory_mb = None if memory_bytes is None else memory_bytes / 2**20 * 4 + 256
-    for spec in methods:
+    for spec in methods():
         name = spec.split(":")[0]
         if name in AD + ("symbolic",) and not traceable:
             candidates.append(Candidate(spec, status="n/a", note=f"cannot trace f: {why_not}"))
@@ -286,6 +289,7 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     fits.sort(key=lambda c: c.cost(calls))
     best = fits[0] if fits else None
     runner = fits[1] if len(fits) > 1 else None
+    facts["compiled_pays_after"] = _break_even(fits)
     advice = Advice(t.name, kind, n_in, m_out, f_time, accuracy, calls, facts, candidates, best,
                     runner, [])
     advice.reasons = _reasons(advice)
@@ -299,6 +303,24 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
              "predicted_time_s": c.time_s, "measured_time_s": row.get("time_s")}
             for c, row in zip(chosen, result.rows)]
     return advice
+
+
+def _break_even(fits: list[Candidate]) -> int | None:
+    """After how many calls compiling pays: the compiled backend's measured setup over the
+    per-call time it saves against the cheapest other method meeting the target (None when
+    it saves nothing per call or does not meet the target).
+
+    >>> _break_even([Candidate("reverse", time_s=1e-3),
+    ...              Candidate("compiled", setup_s=0.05, time_s=2e-4)])
+    63
+    """
+    comp = next((c for c in fits if c.method == "compiled"), None)
+    others = [c for c in fits if c.method != "compiled" and c.time_s is not None]
+    if comp is None or comp.time_s is None or not others:
+        return None
+    eager = min(others, key=lambda c: c.time_s)
+    saved = eager.time_s - comp.time_s
+    return max(1, math.ceil((comp.setup_s - eager.setup_s) / saved)) if saved > 0 else None
 
 
 def _estimate_errors(candidates: list[Candidate]) -> None:
@@ -356,12 +378,21 @@ def _reasons(a: Advice) -> list[str]:
                    f"{_secs(sym.time_s)} per call; {sym.size or 'sizes n/a'}.")
     elif sym is not None and sym.status != "ok":
         out.append(f"Symbolic does not apply: {sym.note}.")
-    comp = c.get("compiled")
-    if comp is not None and comp.status == "ok" and rev and rev.time_s and comp.time_s \
-            and comp.time_s < rev.time_s:
-        pays = comp.setup_s / max(rev.time_s - comp.time_s, 1e-12)
-        out.append(f"Compiled: {_secs(comp.setup_s)} of compilation pays off after "
-                   f"{math.ceil(pays)} calls ({_secs(comp.time_s)} vs {_secs(rev.time_s)} per call).")
+    comp, pays = c.get("compiled"), a.facts.get("compiled_pays_after")
+    if pays is not None and a.best is not None:
+        if a.best.method == "compiled":
+            other = a.runner_up.method if a.runner_up else "an eager method"
+            out.append(f"Compiled: {_secs(comp.setup_s)} to trace, differentiate and generate "
+                       f"code pays off after {pays} calls ({_secs(comp.time_s)} per call); you "
+                       f"make {a.calls}. For fewer than {pays} calls use {other}.")
+        else:
+            out.append(f"Compiled if you call it more than ~{pays} times: "
+                       f"compile {_secs(comp.setup_s)} pays off after {pays} calls "
+                       f"({_secs(comp.time_s)} per call).")
+    elif comp is not None and comp.status == "ok" and comp.time_s and a.best is not None \
+            and a.best.method != "compiled":
+        out.append(f"Compiled code ({_secs(comp.time_s)} per call after {_secs(comp.setup_s)} "
+                   "setup) saves nothing per call here: eager evaluation is as fast.")
     central = c.get("numeric:method=central")
     if central is not None and central.error is not None:
         out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "
