@@ -13,12 +13,13 @@ judged on the medians (both figures are printed). A case whose reference could n
 computed (every method ``nonfinite`` or failing against it) cannot be judged and is listed
 apart. Also reports advise's own wall time (target: under 10 s at the default size).
 
-Cells and the reference run under ``--timeout`` seconds (60 by default: the reference
-of the machine-learning entries takes over 15 s on a loaded 2-core machine). At
-n >= ``BIG`` the high-precision reference alone (SymPy over 1000 symbols) takes about a
-minute on a loaded 2-core machine, so those cases get ``--big-timeout`` seconds, and the
-symbolic backend is not measured there: building its expression is that same minute of
-setup, over 0.4 s per call across 100 calls (advise predicts it rather than runs it too).
+The scalable functions run at ``--sizes`` (10 and 200 by default; at 1000 the
+high-precision reference alone, SymPy over 1000 symbols, takes over a minute per case on
+a loaded 2-core machine). Cells and the reference run under ``--timeout`` seconds (60:
+the reference of the machine-learning entries takes over 15 s under load). The symbolic
+backend is first run alone for ``SYMBOLIC_S`` seconds without a reference: one whose
+setup alone takes longer costs over 0.15 s per call across 100 calls, slower than every
+case's fastest method here, so it is then recorded as a timeout without waiting a minute.
 """
 
 from __future__ import annotations
@@ -34,16 +35,17 @@ from diffkit.backends import backend_from_spec, label
 from diffkit.bench import catalog
 from diffkit.bench.advise import methods
 
-CALLS, TARGET, TOLERANCE, BIG = 100, 1e-8, 1.5, 1000
+CALLS, TARGET, TOLERANCE, SYMBOLIC_S = 100, 1e-8, 1.5, 15.0
 
 
-def cases(quick: bool, only: list[str] | None) -> list[tuple[str, int | None]]:
+def cases(quick: bool, only: list[str] | None, sizes: list[int]
+          ) -> list[tuple[str, int | None]]:
     out = []
     for name in only or catalog.names():
         entry = catalog.get(name)
         out.append((name, None))
         if entry.scalable and not quick:
-            out += [(name, 10), (name, 1000)]
+            out += [(name, k) for k in sizes]
     return out[:6] if quick else out
 
 
@@ -69,16 +71,19 @@ def medians(name: str, n: int | None, backends: list[str], repeats: int, timeout
     return {b: statistics.median(v) for b, v in runs.items()}
 
 
-def judge(name: str, n: int | None, repeats: int, timeout: float, big_timeout: float) -> dict:
+def judge(name: str, n: int | None, repeats: int, timeout: float) -> dict:
     """advise, then every method measured; the verdict and its figures."""
     start = time.perf_counter()
     a = dk.advise(name, n=n, calls=CALLS, accuracy=TARGET)
     spent = time.perf_counter() - start
     labels = [label(backend_from_spec(m)) for m in methods()]
-    if n is not None and n >= BIG:
-        labels, timeout = [b for b in labels if b != "symbolic"], big_timeout
+    alone = dk.compare(name, n=n, backends=["symbolic"], repeat=1, timeout=SYMBOLIC_S,
+                       reference=False).records()[0]
+    if alone["status"] != "ok":
+        labels.remove("symbolic")
     rows = {r["backend"]: r for r in dk.compare(name, n=n, backends=labels, repeat=3,
                                                 timeout=timeout).records()}
+    rows.setdefault("symbolic", {**alone, "error": None})
     rec_label = label(backend_from_spec(a.best.method)) if a.best else None
     rec = rows.get(rec_label)
     good = sorted((r for r in rows.values() if meets(r)), key=cost)
@@ -119,16 +124,17 @@ def main() -> None:
     parser.add_argument("--functions", help="only these catalog functions (comma-separated)")
     parser.add_argument("--repeats", type=int, default=3, help="re-measurements of a time miss")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per cell")
-    parser.add_argument("--big-timeout", type=float, default=150.0,
-                        help=f"seconds per cell (and reference) at n >= {BIG}")
+    parser.add_argument("--sizes", default="10,200", help="sizes of the scalable functions")
     parser.add_argument("-o", "--output", help="write the markdown table here")
     parser.add_argument("--json", help="write every case's advice and measurements here")
     args = parser.parse_args()
     lines = ["| function | n | recommended | measured error | cost / fastest (median) | "
              "advise s | verdict |", "|---|---|---|---|---|---|---|"]
     done = []
-    for name, n in cases(args.quick, args.functions.split(",") if args.functions else None):
-        c = judge(name, n, args.repeats, args.timeout, args.big_timeout)
+    sizes = [int(k) for k in args.sizes.split(",")]
+    for name, n in cases(args.quick, args.functions.split(",") if args.functions else None,
+                         sizes):
+        c = judge(name, n, args.repeats, args.timeout)
         done.append(c)
         again = f" ({c['median_ratio']:.2f})" if c["median_ratio"] is not None else ""
         ratio = f"{c['ratio']:.2f}{again} vs {c['fastest']}" if c["ratio"] is not None else "—"

@@ -288,12 +288,10 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     fits = [c for c in candidates if c.status == "ok" and c.error is not None
             and c.error <= accuracy and c.time_s is not None
             and (memory_bytes is None or (c.peak_bytes or 0) <= memory_bytes)]
-    fits.sort(key=lambda c: c.cost(calls))
-    exact = [c for c in fits if not c.method.startswith("numeric")]
-    if fits and exact and fits[0] not in exact and exact[0].cost(calls) <= NOISE * fits[0].cost(calls):
-        fits.remove(exact[0])  # as fast within timing noise, and exact: the safer advice
-        fits.insert(0, exact[0])
-        facts["exact_within_noise"] = True
+    # an exact method (AD, symbolic) within timing noise of finite differences is the safer advice
+    fits.sort(key=lambda c: c.cost(calls) / (1.0 if c.method.startswith("numeric") else NOISE))
+    facts["exact_within_noise"] = bool(fits) and not fits[0].method.startswith("numeric") and \
+        min(c.cost(calls) for c in fits) < fits[0].cost(calls)
     best = fits[0] if fits else None
     runner = fits[1] if len(fits) > 1 else None
     facts["compiled_pays_after"] = _break_even(fits)
