@@ -109,6 +109,7 @@ def test_agreement_follows_the_ranks_of_given_measurements():
     assert (row["rank"], row["time / best"], row["agreed"]) == ("2 of 2", 1.5, "close")
     row = which.agreement({**advice, "recommended": "numeric"}, rows, 1e-8, 100)
     assert row["agreed"] == "no" and "above the target" in row["message"]
+    assert row["status"] == "missed"  # the page highlights the row
     row = which.agreement({**advice, "recommended": "symbolic"}, rows, 1e-8, 100)
     assert row["agreed"] == "no" and "timeout" in row["message"]
 

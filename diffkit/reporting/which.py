@@ -110,6 +110,7 @@ def agreement(advice: Record, measured: list[Record], accuracy: float, calls: in
     ranks = [r["backend"] for r in meets]
     if advice["recommended"] is None:
         row["agreed"] = "yes" if best is None else "no"
+        row["status"] = "ok" if best is None else "disagreed"
         row["message"] = "advise found no method meeting the target" + (
             f"; measured, {best['backend']} meets it" if best else "; none does when measured")
     elif rec is None or rec["backend"] not in ranks:
@@ -123,6 +124,7 @@ def agreement(advice: Record, measured: list[Record], accuracy: float, calls: in
         row["rank"] = f"{k + 1} of {len(ranks)}"
         row["time / best"] = round(cost(rec, calls) / cost(best, calls), 2)
         row["agreed"] = "yes" if k == 0 else "close" if row["time / best"] <= 1.5 else "no"
+        row["status"] = "ok" if row["agreed"] != "no" else "disagreed"  # highlighted
     return row
 
 
