@@ -66,6 +66,7 @@ def medians(name: str, n: int | None, backends: list[str], repeats: int, timeout
     """Median cost of each backend over ``repeats`` fresh measurements, taken in turn."""
     runs: dict[str, list[float]] = {b: [] for b in backends}
     for _ in range(repeats):
+        gc.freeze()
         for r in dk.compare(name, n=n, backends=backends, repeat=3, timeout=timeout,
                             reference=False).records():
             runs[r["backend"]].append(cost(r))
@@ -73,11 +74,17 @@ def medians(name: str, n: int | None, backends: list[str], repeats: int, timeout
 
 
 def judge(name: str, n: int | None, repeats: int, timeout: float) -> dict:
-    """advise, then every method measured; the verdict and its figures."""
+    """advise, then every method measured; the verdict and its figures.
+
+    Every cell forks from this process: its heap is frozen first (``gc.freeze``), so that a
+    cell's first full collection does not walk (and copy) this process's objects, a one-off
+    10-25 ms that would otherwise land in whichever setup is timed first (as advise does).
+    """
     start = time.perf_counter()
     a = dk.advise(name, n=n, calls=CALLS, accuracy=TARGET)
     spent = time.perf_counter() - start
     labels = [label(backend_from_spec(m)) for m in methods()]
+    gc.freeze()
     alone = dk.compare(name, n=n, backends=["symbolic"], repeat=1, timeout=SYMBOLIC_S,
                        reference=False).records()[0]
     if alone["status"] != "ok":
@@ -129,9 +136,6 @@ def main() -> None:
     parser.add_argument("-o", "--output", help="write the markdown table here")
     parser.add_argument("--json", help="write every case's advice and measurements here")
     args = parser.parse_args()
-    # every cell forks from here: frozen, this heap is not collected (and copied) again in
-    # each cell's first allocation-heavy call, i.e. inside whichever setup is timed first
-    gc.freeze()
     lines = ["| function | n | recommended | measured error | cost / fastest (median) | "
              "advise s | verdict |", "|---|---|---|---|---|---|---|"]
     done = []
