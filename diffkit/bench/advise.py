@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import math
@@ -32,15 +33,23 @@ import numpy as np
 
 from ..backends import backend, backend_from_spec, backends
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
+from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
 from .cells import run_isolated
 from .harness import compare
-from .measure import TRANSFORMS, error_against, timed
+from .measure import TRANSFORMS, error_against, peak_bytes, timed
 from .targets import Target, find_target, kind_for
 
 AD = ("reverse", "forward", "compiled")
+NOISE = 1.25  # costs this close are a tie on a shared machine
+CLOSE = 3.0  # the two cheapest this close are measured again (one timing can be 3x off under load)
 NUMERIC = ("numeric:method=central", "numeric:method=richardson", "numeric:method=complex",
            "numeric:method=forward")
+
+
+def methods() -> list[str]:
+    """Every method advise weighs (the compiled backend when it is registered)."""
+    return [m for m in AD if m in backends()] + ["symbolic"] + list(NUMERIC)
 
 
 @dataclass
@@ -101,9 +110,12 @@ class Advice:
         if self.best is None:
             lines.append("No method meets the target here.")
         else:
+            pays = self.facts.get("compiled_pays_after")
             lines.append(f"Recommended: {self.best.method} — error {_err(self.best.error)}, "
                          f"{_secs(self.best.time_s)} per call"
-                         + (f" after {_secs(self.best.setup_s)} setup" if self.best.setup_s else ""))
+                         + (f" after {_secs(self.best.setup_s)} setup" if self.best.setup_s else "")
+                         + (f"; compiled if you call it more than ~{pays} times"
+                            if pays and self.best.method != "compiled" else ""))
             if self.runner_up is not None:
                 lines.append(f"Runner-up:   {self.runner_up.method} — error "
                              f"{_err(self.runner_up.error)}, {_secs(self.runner_up.time_s)} per call")
@@ -190,23 +202,30 @@ def _kink(t: Target) -> bool:
 # --------------------------------------------------------------------------- candidates
 
 
+def _isolated(job: Callable[[], dict], timeout: float, memory_mb: float | None) -> dict:
+    """``run_isolated`` with this process's heap frozen while the cell forks: the child's
+    first full garbage collection then skips (and does not copy) the parent's objects, a
+    one-off 10-25 ms that would land in whichever setup (compiling, deriving) runs first."""
+    gc.freeze()
+    try:
+        return run_isolated(job, timeout=timeout, memory_mb=memory_mb)
+    finally:
+        gc.unfreeze()
+
+
 def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float | None
              ) -> Candidate:
     """Run one method once in an isolated cell: setup, per-call time, peak memory, size."""
     def job() -> dict:
-        import tracemalloc
-
         be = backend_from_spec(spec)
         diff = TRANSFORMS[kind](t.f, backend=be)
-        tracemalloc.start()
-        d = diff(t.x)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        per_call, _ = timed(lambda: diff(t.x), repeat=3, min_time=0.02)
+        d = diff(t.x)  # setup (compile, derive) happens here, outside tracemalloc's slowdown
+        # the least of five timings: other processes only ever add time
+        per_call = min(timed(lambda: diff(t.x), repeat=1, min_time=0.005)[0] for _ in range(5))
         return {"status": "ok", "derivative": np.asarray(d, dtype=float), "time_s": per_call,
-                "peak_bytes": peak, "stats": be.stats(t.f, t.x)}
+                "peak_bytes": peak_bytes(lambda: diff(t.x)), "stats": be.stats(t.f, t.x)}
 
-    out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
+    out = _isolated(job, timeout, memory_mb)
     if out.get("status") != "ok":
         status = out.get("status", "error")  # n/a: the method raised NotApplicable
         message = out.get("message", "")
@@ -217,6 +236,29 @@ def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float |
     return Candidate(spec, setup_s=float(stats.get("setup_s") or 0.0),
                      time_s=out["time_s"], peak_bytes=out["peak_bytes"], size=size,
                      derivative=out["derivative"])
+
+
+def _duel(t: Target, kind: str, a: Candidate, b: Candidate, timeout: float,
+          memory_mb: float | None) -> None:
+    """A close call measured again: both methods in one cell, their timings interleaved so
+    that both see the same load; each keeps the least of its per-call times and setups."""
+    def job() -> dict:
+        bes = [backend_from_spec(c.method) for c in (a, b)]
+        diffs = [TRANSFORMS[kind](t.f, backend=be) for be in bes]
+        setups = []
+        for be, diff in zip(bes, diffs):
+            diff(t.x)
+            setups.append(float(be.stats(t.f, t.x).get("setup_s") or 0.0))
+        times: list[list[float]] = [[], []]
+        for _ in range(5):
+            for k, diff in enumerate(diffs):
+                times[k].append(timed(lambda: diff(t.x), repeat=1, min_time=0.005)[0])
+        return {"status": "ok", "times": [min(ts) for ts in times], "setups": setups}
+
+    out = _isolated(job, timeout, memory_mb)
+    if out.get("status") == "ok":
+        for c, t_s, s_s in zip((a, b), out["times"], out["setups"]):
+            c.time_s, c.setup_s = min(c.time_s, t_s), min(c.setup_s, s_s)
 
 
 def _predicted(spec: str, n: int, f_time: float, why: str) -> Candidate:
@@ -257,11 +299,10 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     else:
         tape = backend("reverse").stats(t.f, t.x)
         facts["tape_ops"], facts["tape_bytes"] = tape["tape_ops"], tape["tape_bytes"]
-    methods = [m for m in AD if m in backends()] + ["symbolic"] + list(NUMERIC)
     candidates: list[Candidate] = []
     per_cell = max(1.0, min(3.0, budget_s / 4))
     memory_mb = None if memory_bytes is None else memory_bytes / 2**20 * 4 + 256
-    for spec in methods:
+    for spec in methods():
         name = spec.split(":")[0]
         if name in AD + ("symbolic",) and not traceable:
             candidates.append(Candidate(spec, status="n/a", note=f"cannot trace f: {why_not}"))
@@ -283,9 +324,20 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     fits = [c for c in candidates if c.status == "ok" and c.error is not None
             and c.error <= accuracy and c.time_s is not None
             and (memory_bytes is None or (c.peak_bytes or 0) <= memory_bytes)]
-    fits.sort(key=lambda c: c.cost(calls))
+    # an exact method (AD, symbolic) within timing noise of finite differences is the safer advice
+    def rank(c: Candidate) -> float:
+        return c.cost(calls) / (1.0 if c.method.startswith("numeric") else NOISE)
+
+    fits.sort(key=rank)
+    if len(fits) > 1 and rank(fits[1]) <= CLOSE * rank(fits[0]):
+        _duel(t, kind, fits[0], fits[1], per_cell, memory_mb)
+        fits.sort(key=rank)
+        facts["remeasured"] = [c.method for c in fits[:2]]
+    facts["exact_within_noise"] = bool(fits) and not fits[0].method.startswith("numeric") and \
+        min(c.cost(calls) for c in fits) < fits[0].cost(calls)
     best = fits[0] if fits else None
     runner = fits[1] if len(fits) > 1 else None
+    facts["compiled_pays_after"] = _break_even(fits)
     advice = Advice(t.name, kind, n_in, m_out, f_time, accuracy, calls, facts, candidates, best,
                     runner, [])
     advice.reasons = _reasons(advice)
@@ -299,6 +351,24 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
              "predicted_time_s": c.time_s, "measured_time_s": row.get("time_s")}
             for c, row in zip(chosen, result.rows)]
     return advice
+
+
+def _break_even(fits: list[Candidate]) -> int | None:
+    """After how many calls compiling pays: the compiled backend's measured setup over the
+    per-call time it saves against the cheapest other method meeting the target (None when
+    it saves nothing per call or does not meet the target).
+
+    >>> _break_even([Candidate("reverse", time_s=1e-3),
+    ...              Candidate("compiled", setup_s=0.05, time_s=2e-4)])
+    63
+    """
+    comp = next((c for c in fits if c.method == "compiled"), None)
+    others = [c for c in fits if c.method != "compiled" and c.time_s is not None]
+    if comp is None or comp.time_s is None or not others:
+        return None
+    eager = min(others, key=lambda c: c.time_s)
+    saved = eager.time_s - comp.time_s
+    return max(1, math.ceil((comp.setup_s - eager.setup_s) / saved)) if saved > 0 else None
 
 
 def _estimate_errors(candidates: list[Candidate]) -> None:
@@ -356,12 +426,21 @@ def _reasons(a: Advice) -> list[str]:
                    f"{_secs(sym.time_s)} per call; {sym.size or 'sizes n/a'}.")
     elif sym is not None and sym.status != "ok":
         out.append(f"Symbolic does not apply: {sym.note}.")
-    comp = c.get("compiled")
-    if comp is not None and comp.status == "ok" and rev and rev.time_s and comp.time_s \
-            and comp.time_s < rev.time_s:
-        pays = comp.setup_s / max(rev.time_s - comp.time_s, 1e-12)
-        out.append(f"Compiled: {_secs(comp.setup_s)} of compilation pays off after "
-                   f"{math.ceil(pays)} calls ({_secs(comp.time_s)} vs {_secs(rev.time_s)} per call).")
+    comp, pays = c.get("compiled"), a.facts.get("compiled_pays_after")
+    if pays is not None and a.best is not None:
+        if a.best.method == "compiled":
+            other = a.runner_up.method if a.runner_up else "an eager method"
+            out.append(f"Compiled: {_secs(comp.setup_s)} to trace, differentiate and generate "
+                       f"code pays off after {pays} calls ({_secs(comp.time_s)} per call); you "
+                       f"make {a.calls}. For fewer than {pays} calls use {other}.")
+        else:
+            out.append(f"Compiled if you call it more than ~{pays} times: "
+                       f"compile {_secs(comp.setup_s)} pays off after {pays} calls "
+                       f"({_secs(comp.time_s)} per call).")
+    elif comp is not None and comp.status == "ok" and comp.time_s and a.best is not None \
+            and a.best.method != "compiled":
+        out.append(f"Compiled code ({_secs(comp.time_s)} per call after {_secs(comp.setup_s)} "
+                   "setup) saves nothing per call here: eager evaluation is as fast.")
     central = c.get("numeric:method=central")
     if central is not None and central.error is not None:
         out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "
@@ -378,6 +457,11 @@ def _reasons(a: Advice) -> list[str]:
         out.append(f"No method met --accuracy {a.accuracy:g}"
                    + (f"; the closest is {closest.method} at {_err(closest.error)}." if closest
                       else ": none could run on f here."))
+    elif a.facts.get("exact_within_noise"):
+        out.append(f"{a.best.method} meets --accuracy {a.accuracy:g} exactly (to rounding) at "
+                   f"{_secs(a.best.cost(a.calls))} per call over {a.calls} calls, within "
+                   f"{NOISE:g}× of the cheapest finite differences: a tie on timing, so the "
+                   "exact method.")
     else:
         out.append(f"{a.best.method} is the cheapest method meeting --accuracy {a.accuracy:g} "
                    f"over {a.calls} calls ({_secs(a.best.cost(a.calls))} per call, setup "

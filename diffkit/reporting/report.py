@@ -62,6 +62,7 @@ from ..bench.harness import (
 from ..bench.cells import run_isolated
 from ..bench.measure import measure
 from ..bench.targets import Target, kind_for, find_target
+from . import which
 
 Record = dict[str, Any]
 Progress = Callable[[str], None]
@@ -85,6 +86,7 @@ DEFAULTS: dict[str, Any] = {
                "backends": ["forward", "reverse"]},
     "accuracy": {},
     "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
+    "which": which.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
              "scaling": ("backends",), "accuracy": ("functions", "backends")}
@@ -151,7 +153,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
     out = {k: copy.deepcopy(raw.get(k, v)) for k, v in DEFAULTS.items()
-           if k not in FIGURES and k != "limits"}
+           if k not in FIGURES and k not in ("limits", "which")}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
     for fn in out["functions"]:
@@ -162,6 +164,9 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if bad:
         raise DiffkitError(f"{where}: unknown figure {bad[0]!r}; figures: {', '.join(FIGURES)}")
     out["limits"] = _limits(raw.get("limits", {}), f"{where}: [limits]")
+    out["which"] = which.load(raw.get("which", {}), where)
+    for fn in out["which"]["functions"]:
+        find_target(fn)
     for fig in FIGURES:
         section = raw.get(fig, {})
         if not isinstance(section, dict):
@@ -474,7 +479,8 @@ def plan(spec: str | os.PathLike | dict[str, Any]) -> list[str]:
     ['accuracy · exp', 'accuracy · tanh']
     """
     s = load_spec(spec)
-    return [lbl for fig in s["figures"] for lbl, _ in _units(fig, s[fig], None)]  # type: ignore
+    return [lbl for fig in s["figures"] for lbl, _ in _units(fig, s[fig], None)] + [  # type: ignore
+        f"which · {fn}" for fn in s["which"]["functions"]]
 
 
 # =========================================================================== figures, tables
@@ -720,13 +726,14 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
             _run_on(c, s, run, progress)
         data = _run(s, run, None if c is not None else progress)
         _draw_all(s, data, out, True, c)
+    chosen = which.rows(s["which"], run, progress)
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     here = None if isinstance(spec, dict) else Path(spec)
     command = (f"diffkit report {shlex.quote(str(here or out / 'spec.toml'))} "
                f"-o {shlex.quote(str(out))}")
     index = out / "index.html"
-    index.write_text(page(s, data, command, run.path))
+    index.write_text(page(s, data, command, run.path, chosen))
     return index
 
 
@@ -867,10 +874,10 @@ def _data_url(png: Path) -> str:
 
 
 def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
-         results: Path) -> str:
+         results: Path, chosen: list[Record] = ()) -> str:
     """The HTML report, self-contained: its figures are embedded (PNG as data URLs, read
     from the folder of ``results``), so the one file shows everything; every
-    user-supplied text is escaped."""
+    user-supplied text is escaped. ``chosen``: the "which method" rows, if any."""
     esc = html.escape
     failed: dict[str, int] = {}
     ident = ("sweep", "function", "backend", "method", "n", "m", "depth")
@@ -911,6 +918,10 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
             f"alt=\"{esc(info.title)}\"><br><a href=\"{fig}.svg\">{fig}.svg</a> (vector)</p>"
             f"<details{' open' if len(trows) <= 30 else ''}><summary>{len(trows)} rows"
             f"</summary>{_table(info.columns, trows)}</details>")
+    if chosen:
+        parts.append(f"<h2 id=\"which\">{len(data) + 1}. {esc(which.TITLE)}</h2>"
+                     f"<p>{esc(which.EXPLAINS)}</p>"
+                     + _table(which.COLUMNS, [which.display(r) for r in chosen]))
     parts.append("<h2>How things are measured</h2><ul>"
                  "<li>error: relative max-norm error against the high-precision reference, "
                  "max|d − r| / max|r|; absolute where the reference is 0.</li>"
