@@ -165,19 +165,7 @@ def test_unsupported_modes_are_clear_errors() -> None:
 
 
 VALUE_DEPENDENT = {"nan_to_num", "sort-partition"}  # need values a static graph does not have
-COMPLEX_BUG = ("BUG (compiled backend): its reverse pass (backends/compiled/autodiff.py, "
-               "`a.dtype.kind != 'f'`) sends no adjoint to complex intermediate values, so "
-               "gradients through an FFT are silently zero; accepting kind 'c' there fixes it")
-COMPILED_BUGS = {
-    "fft-angle-real-imag": COMPLEX_BUG,
-    "fftn-ifftn-axes": "BUG (compiled backend): a Python complex constant (x * (1 + 2j)) cannot "
-                       "be put into a graph (graph.Graph.atom accepts bool, int, float only)",
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(k, marks=[pytest.mark.xfail(reason=COMPILED_BUGS[k], strict=True)]
-                 if k in COMPILED_BUGS else []) for k in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_compiled_backend_agrees_or_says_not_applicable(name: str) -> None:
     fn, sample = CASES[name]
     x = sample(np.random.default_rng(0))
@@ -189,14 +177,22 @@ def test_compiled_backend_agrees_or_says_not_applicable(name: str) -> None:
     assert_close(dk.jacobian(f, backend="compiled")(x), dk.jacobian(f)(x), rtol=1e-10)
 
 
-@pytest.mark.xfail(reason=COMPLEX_BUG, strict=True)
 def test_compiled_gradient_through_fft() -> None:
+    """Complex intermediates carry adjoints in the compiled reverse pass too; a complex
+    constant is a literal of the graph; a real input gets a real adjoint."""
     x = np.array([1.0, 2.0, 0.5, -1.0])
 
     def f(v: Any) -> Any:
-        return dnp.sum(dnp.abs(dnp.fft.fft(v)))
+        return dnp.sum(dnp.abs(dnp.fft.fft(v * (1 + 2j))))
 
-    assert_close(dk.grad(f, backend="compiled")(x), dk.grad(f)(x), rtol=1e-12)
+    # |fft(v (1+2i))| = sqrt(5) |fft(v)|; d sum_k |F_k| / dv_n = Re sum_k conj(F_k)/|F_k|
+    # e^(-2 pi i k n / N) = Re(N ifft(F / |F|))_n
+    spectrum = np.fft.fft(x)
+    expected = np.sqrt(5) * np.real(len(x) * np.fft.ifft(spectrum / np.abs(spectrum)))
+    assert_close(dk.grad(f, backend="compiled")(x), expected, rtol=1e-12)
+    assert dk.grad(f, backend="compiled")(x).dtype == np.float64
+    scalar = dk.grad(lambda t: dnp.real(t * (1 + 2j)) * t, backend="compiled")(0.5)
+    assert scalar == 1.0  # d/dt t^2 = 2t
 
 
 def test_complex_values_from_the_fft() -> None:

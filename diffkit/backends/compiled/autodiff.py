@@ -7,7 +7,7 @@ Run while a graph is being traced, both sweeps are recorded as equations: the re
 is the adjoint program, source transformation in the Tapenade sense. Run on duals or
 tapes, the same walk is differentiated again (Hessians are forward over this).
 
-Masks and other non-float values carry no adjoint; constants receive none.
+Masks and other non-float (non-complex) values carry no adjoint; constants receive none.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...core import Box, shape
-from ...primitives import sum_to
+from ...primitives import real, sum_to
 from .graph import Const, Graph, GraphTracer, Var, read, replay
 
 
@@ -41,11 +41,13 @@ def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]
             _name(y_bar, env[e.out])
             args = [read(env, a) for a in e.inputs]
             for i, a in enumerate(e.inputs):
-                if not isinstance(a, Var) or a.dtype.kind != "f":
+                if not isinstance(a, Var) or a.dtype.kind not in "fc":
                     continue
                 x_bar = e.prim.vjp[i](y_bar, env[e.out], *args, **e.params)
                 if e.prim.broadcasts and shape(x_bar) != a.shape:
                     x_bar = sum_to(x_bar, a.shape)
+                if a.dtype.kind == "f" and np.dtype(getattr(x_bar, "dtype", float)).kind == "c":
+                    x_bar = real(x_bar)  # (x * 1j: a real x gets a real adjoint)
                 bars[a] = x_bar if a not in bars else bars[a] + x_bar
         grads = []
         for v, x in zip(graph.inputs, inputs):

@@ -298,7 +298,7 @@ class GraphInterpreter(Interpreter):
             raise DiffkitError(
                 "the function closes over a value traced by another transform (or computed "
                 "in an earlier trace); pass it as an argument instead, or use an eager backend")
-        if isinstance(a, (bool, int, float)) or isinstance(a, Const):
+        if isinstance(a, (bool, int, float, complex)) or isinstance(a, Const):
             return a
         if isinstance(a, np.ndarray):  # a snapshot: later in-place changes must not leak in
             return Const(a if not a.flags.writeable else a.copy())
