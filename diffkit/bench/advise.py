@@ -20,7 +20,6 @@ True
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import math
@@ -202,17 +201,6 @@ def _kink(t: Target) -> bool:
 # --------------------------------------------------------------------------- candidates
 
 
-def _isolated(job: Callable[[], dict], timeout: float, memory_mb: float | None) -> dict:
-    """``run_isolated`` with this process's heap frozen while the cell forks: the child's
-    first full garbage collection then skips (and does not copy) the parent's objects, a
-    one-off 10-25 ms that would land in whichever setup (compiling, deriving) runs first."""
-    gc.freeze()
-    try:
-        return run_isolated(job, timeout=timeout, memory_mb=memory_mb)
-    finally:
-        gc.unfreeze()
-
-
 def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float | None
              ) -> Candidate:
     """Run one method once in an isolated cell: setup, per-call time, peak memory, size."""
@@ -225,7 +213,7 @@ def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float |
         return {"status": "ok", "derivative": np.asarray(d, dtype=float), "time_s": per_call,
                 "peak_bytes": peak_bytes(lambda: diff(t.x)), "stats": be.stats(t.f, t.x)}
 
-    out = _isolated(job, timeout, memory_mb)
+    out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
     if out.get("status") != "ok":
         status = out.get("status", "error")  # n/a: the method raised NotApplicable
         message = out.get("message", "")
@@ -255,7 +243,7 @@ def _duel(t: Target, kind: str, a: Candidate, b: Candidate, timeout: float,
                 times[k].append(timed(lambda: diff(t.x), repeat=1, min_time=0.005)[0])
         return {"status": "ok", "times": [min(ts) for ts in times], "setups": setups}
 
-    out = _isolated(job, timeout, memory_mb)
+    out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
     if out.get("status") == "ok":
         for c, t_s, s_s in zip((a, b), out["times"], out["setups"]):
             c.time_s, c.setup_s = min(c.time_s, t_s), min(c.setup_s, s_s)
