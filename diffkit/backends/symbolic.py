@@ -411,8 +411,10 @@ NUMPY_CALLS = {
 
 def _fold(*pairs: Any) -> Any:
     """Piecewise((a, c), (b, d), ...) as select(c, a, select(d, b, ...)); a Piecewise of
-    truth values (a condition itself) as the formula (c & a) | (~c & ...)."""
-    logical = all(isinstance(branch, Boolean) for branch, _ in pairs)
+    truth values (a condition itself) as the formula (c & a) | (~c & ...). A real Symbol is
+    a SymPy Boolean too: only branches that are not expressions are truth values (B20)."""
+    logical = all(isinstance(branch, Boolean) and not isinstance(branch, sp.Expr)
+                  for branch, _ in pairs)
     out = sp.false if logical else sp.nan  # no branch holds: numpy.select's default
     for branch, cond in reversed(pairs):
         if cond == sp.true:
