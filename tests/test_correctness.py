@@ -101,10 +101,52 @@ def test_zero_size_jvp(backend: str) -> None:
     assert y.shape == (0,) and t.shape == (0,)
 
 
-@pytest.mark.parametrize("backend", ["reverse", "forward", "symbolic"])
+BACKENDS = ["reverse", "forward", "symbolic", "numeric"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_gradient_of_a_function_of_nothing_is_empty(backend: str) -> None:
     assert dk.grad(lambda p: 1.0, backend=backend)({}) == {}
     assert dk.grad(lambda p, q: 2.0 * q, argnums=(0, 1), backend=backend)({}, 3.0) == ({}, 2.0)
+
+
+ZERO_SIZE = {  # name: (diffkit call, the same call in JAX); every derivative is empty
+    "grad-sum": (lambda be, x: dk.grad(dnp.sum, backend=be)(x), lambda j, x: j.grad(j.numpy.sum)(x)),
+    "grad-logsumexp": (lambda be, x: dk.grad(dnp.logsumexp, backend=be)(x),
+                       lambda j, x: j.grad(j.scipy.special.logsumexp)(x)),
+    "jacobian-sum-axis0": (lambda be, x: dk.jacobian(lambda v: dnp.sum(v, axis=0), backend=be)(x),
+                           lambda j, x: j.jacobian(lambda v: j.numpy.sum(v, axis=0))(x)),
+    "jacobian-elementwise": (lambda be, x: dk.jacobian(lambda v: 2.0 * v, backend=be)(x),
+                             lambda j, x: j.jacobian(lambda v: 2.0 * v)(x)),
+    "hessian-sum": (lambda be, x: dk.hessian(dnp.sum, backend=be)(x),
+                    lambda j, x: j.hessian(j.numpy.sum)(x)),
+    "derivative": (lambda be, x: dk.derivative(dnp.sin, backend=be)(x),
+                   lambda j, x: j.vmap(j.grad(j.numpy.sin))(x.ravel()).reshape(x.shape)),
+    "vjp": (lambda be, x: dk.vjp(lambda v: 2.0 * v, x, backend=be)[1](x)[0],
+            lambda j, x: j.vjp(lambda v: 2.0 * v, x)[1](x)[0]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ZERO_SIZE)
+def test_derivatives_at_a_zero_size_input_are_empty(backend: str, name: str) -> None:
+    ours, theirs = ZERO_SIZE[name]
+    for x in (np.zeros(0), np.zeros((0, 3))):
+        d = ours(backend, x)
+        assert d.size == 0 and d.dtype == np.float64, (x.shape, d.shape)
+        if name.startswith("jacobian"):  # out.shape + in.shape
+            assert d.shape == np.shape(2.0 * x if "elementwise" in name else x.sum(axis=0)) + x.shape
+        else:
+            assert d.shape == x.shape * (2 if name.startswith("hessian") else 1)
+
+
+@pytest.mark.parametrize("name", ZERO_SIZE)
+def test_zero_size_shapes_match_jax(jax: Any, name: str) -> None:
+    ours, theirs = ZERO_SIZE[name]
+    for x in (np.zeros(0), np.zeros((0, 3))):
+        expected = np.shape(theirs(jax, x))
+        for backend in BACKENDS:
+            assert np.shape(ours(backend, x)) == expected, (backend, x.shape)
 
 
 def test_logsumexp_over_no_entries_is_minus_infinity() -> None:

@@ -223,6 +223,8 @@ class Derivation:
 
 
     def _rescue(self, x: np.ndarray, vals: list[Any]) -> list[Any]:
+        if not vals:  # f has no entries
+            return vals
         points = x.reshape(-1, 1) if self.kind == "derivative" else x.reshape(1, -1)
         table = np.broadcast_to(np.stack([np.broadcast_to(v, x.shape if self.kind == "derivative"
                                                           else ()) for v in vals], -1),
@@ -300,7 +302,7 @@ def evaluate_at(expr: Any, point: dict, dps: int) -> float:
 def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
     """Entries (numbers or arrays like ``like``) into one float array of shape ``like + s``."""
     out = np.empty(like.shape + s)
-    flat = out.reshape(like.shape + (-1,))
+    flat = out.reshape(like.shape + (math.prod(s),))
     for k, v in enumerate(values):
         flat[..., k] = v
     return out[()] if out.ndim == 0 else out
