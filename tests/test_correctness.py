@@ -385,3 +385,17 @@ def test_derivative_of_a_function_that_is_not_elementwise_is_an_error(backend: s
     elementwise = lambda x: dnp.where(x > 1.5, dnp.log(x), 2.0 * x)  # noqa: E731
     assert_close(dk.derivative(elementwise, backend=backend)(x), [2.0, 0.5, 1 / 3],
                  rtol=1e-7 if backend == "numeric" else 1e-15)
+
+
+@pytest.mark.parametrize("backend", [*BACKENDS, "compiled"])
+def test_vjp_fn_outlives_the_function_it_pulls_back(backend: str) -> None:
+    """A pytree output's vjp_fn keeps f alive (the compiled backend traces f at the first
+    pull; the inline lambda was gone by then): uᵀJ = 2 x·u_a + u_b."""
+    import gc
+
+    x = np.array([1.0, 2.0, 3.0])
+    y, pull = dk.vjp(lambda x: {"a": x * x, "b": dnp.sum(x)}, x, backend=backend)
+    gc.collect()
+    (g,) = pull({"a": np.ones(3), "b": 2.0})
+    assert_close(g, 2.0 * x + 2.0, rtol=1e-7 if backend == "numeric" else 1e-15)
+    assert_close(y["a"], x * x, rtol=1e-15)
