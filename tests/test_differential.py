@@ -443,3 +443,18 @@ def test_b20_two_wheres_on_one_condition_compile_symbolically():
     np.testing.assert_array_equal(dk.grad(f, backend="symbolic")(x), [[1.0, 1.0, 1.0]])
     assert dk.derivative(lambda t: dnp.where(t > 0.5, t, 2.0 * t), backend="symbolic")(
         np.array([0.2, 0.9])).tolist() == [2.0, 1.0]
+
+
+def test_a_comparison_of_a_where_with_a_complex_unselected_branch():
+    """Regression (soak, seed 5): SymPy raised the power into the where's branches, so the
+    unselected one was the complex (-0.75)**1.5, and refused to compare the where ("non-real");
+    as numpy, that branch is NaN. f = x^1.5 + x where x^1.5 > 1, else 2 + x."""
+    def f(x):
+        v2 = dnp.where(x <= -1.0, -0.75, x) ** 1.5
+        return dnp.where(v2 <= 1.0, 2.0, v2) + x
+
+    for x, d in ((1.8, 1.5 * 1.8 ** 0.5 + 1.0), (0.5, 1.0)):
+        assert dk.grad(f, backend="symbolic")(x) == pytest.approx(d, rel=1e-15)
+        assert reference(f, x).derivative == pytest.approx(d, rel=1e-15)
+    assert np.isnan(dk.value_and_grad(f, backend="symbolic")(-1.5)[0])  # as numpy: NaN
+    assert np.isnan(f(-1.5))

@@ -389,7 +389,9 @@ class Select(sp.Function):
         return None
 
     def _eval_is_extended_real(self) -> bool | None:
-        return fuzzy_and(branch.is_extended_real for branch in self.args[1:])
+        # never False: a branch SymPy finds complex ((-0.75)**1.5) is NaN in numpy, and a
+        # where may leave it unselected; SymPy refuses to compare a value known non-real
+        return True if fuzzy_and(branch.is_extended_real for branch in self.args[1:]) else None
 
 
 def _flat_conditions(conds: np.ndarray) -> np.ndarray:
@@ -432,29 +434,34 @@ def _ite(cond: Any, a: Any, b: Any) -> Any:
 
 def numpy_ready(e: Any) -> Any:
     """``e`` as lambdify should print it: Piecewise, ITE, Heaviside, Max and Min as calls to
-    :data:`NUMPY_CALLS`, and SymPy's complex infinity (1/0 in an unselected branch) as NaN.
+    :data:`NUMPY_CALLS`, and SymPy's complex infinity and complex numbers as NaN, as numpy has
+    them (1/0 or (-0.75)**1.5 in a branch a where may leave unselected).
 
     Rebuilt top-down with a memo, never handing an opaque call to Max or Min (whose
     constructors refuse arguments they cannot compare)."""
     memo: dict[Any, Any] = {}
+    constant: dict[Any, bool] = {}  # no symbol below (found bottom-up: no walk per node)
     opaque = {sp.Max: _MAX, sp.Min: _MIN}
 
     def walk(a: Any) -> Any:
         if a not in memo:
-            if not a.args:
-                memo[a] = sp.nan if a == sp.zoo else a
+            args = [walk(b) for b in a.args]
+            constant[a] = all(constant[b] for b in a.args) if a.args else not a.free_symbols
+            if a == sp.zoo or (constant[a] and isinstance(a, sp.Expr)
+                               and a.is_extended_real is False):
+                memo[a] = sp.nan  # NaN in numpy: 1/0, (-0.75)**1.5 (in an unselected branch)
+            elif not args:
+                memo[a] = a
+            elif isinstance(a, sp.Piecewise):
+                memo[a] = _fold(*[pair.args for pair in args])
+            elif isinstance(a, sp.ITE):
+                memo[a] = _ite(*args)
+            elif isinstance(a, sp.Heaviside):
+                memo[a] = _HEAVISIDE(args[0])
+            elif type(a) in opaque:
+                memo[a] = opaque[type(a)](*args)
             else:
-                args = [walk(b) for b in a.args]
-                if isinstance(a, sp.Piecewise):
-                    memo[a] = _fold(*[pair.args for pair in args])
-                elif isinstance(a, sp.ITE):
-                    memo[a] = _ite(*args)
-                elif isinstance(a, sp.Heaviside):
-                    memo[a] = _HEAVISIDE(args[0])
-                elif type(a) in opaque:
-                    memo[a] = opaque[type(a)](*args)
-                else:
-                    memo[a] = a.func(*args)
+                memo[a] = a.func(*args)
         return memo[a]
 
     return walk(sp.sympify(e))
