@@ -456,5 +456,5 @@ def test_a_comparison_of_a_where_with_a_complex_unselected_branch():
     for x, d in ((1.8, 1.5 * 1.8 ** 0.5 + 1.0), (0.5, 1.0)):
         assert dk.grad(f, backend="symbolic")(x) == pytest.approx(d, rel=1e-15)
         assert reference(f, x).derivative == pytest.approx(d, rel=1e-15)
-    assert np.isnan(dk.value_and_grad(f, backend="symbolic")(-1.5)[0])  # as numpy: NaN
-    assert np.isnan(f(-1.5))
+    with np.errstate(invalid="ignore"):  # as numpy: NaN
+        assert np.isnan(dk.value_and_grad(f, backend="symbolic")(-1.5)[0]) and np.isnan(f(-1.5))
