@@ -458,3 +458,22 @@ def test_a_comparison_of_a_where_with_a_complex_unselected_branch():
         assert reference(f, x).derivative == pytest.approx(d, rel=1e-15)
     with np.errstate(invalid="ignore"):  # as numpy: NaN
         assert np.isnan(dk.value_and_grad(f, backend="symbolic")(-1.5)[0]) and np.isnan(f(-1.5))
+
+
+@pytest.mark.parametrize("outer", [
+    "reverse", "forward",
+    pytest.param("compiled", marks=pytest.mark.xfail(strict=False, reason=(
+        "compiled-over-compiled (soak seed 1, #595; reported to compiled2): the generated code "
+        "adds in place into a 0-d buffer, np.add(v5, v11, out=v5) with v11 of shape (4,): "
+        "'return arrays must be of ArrayType'")))])
+def test_hessian_vector_product_of_a_quadratic_form_through_compiled(outer: str) -> None:
+    """H v of f = Σ x ⊙ (x·c) = (c 1ᵀ + 1 cᵀ) v, with the compiled gradient inside."""
+    c, v = np.array([-0.75, 2.0, 0.5, 0.3]), np.array([1.0, 0.5, -0.25, 2.0])
+    x = np.array([-2.0, -1.9, -0.9, 1.4])
+
+    def f(x):
+        return dnp.sum(x * dnp.matmul(x, c))
+
+    hv = dk.grad(lambda y: dnp.sum(dk.grad(f, backend="compiled")(y) * v), backend=outer)(x)
+    np.testing.assert_allclose(hv, (np.outer(c, np.ones(4)) + np.outer(np.ones(4), c)) @ v,
+                               rtol=1e-14)
