@@ -305,7 +305,15 @@ def vjp(f: Callable, *primals: Any, backend: BackendSpec | None = None) -> tuple
     a = _Args("vjp", primals, tuple(range(len(primals))))
     out = _outputs(f)
     y, pull = as_backend(default_backend() if backend is None else backend).vjp(a.call(out, {}), a.z)
-    return out.unpack(primals, {}, y), lambda y_bar: a.unpack(pull(out.ravel(primals, {}, y_bar)))
+
+    return out.unpack(primals, {}, y), functools.partial(_pull_back, f, a, out, primals, pull)
+
+
+def _pull_back(f: Callable, a: _Args, out: _Outputs, primals: tuple, pull: Callable,
+               y_bar: Any) -> Any:
+    """vjp's ``vjp_fn``. It holds ``f``: ``out`` holds f weakly, and a backend may call f
+    again when pulling back (compiled traces it then), after the caller's f is gone."""
+    return a.unpack(pull(out.ravel(primals, {}, y_bar)))
 
 
 def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:

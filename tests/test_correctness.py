@@ -18,7 +18,8 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from conftest import assert_close, central_diff
 
-AD = ["forward", "reverse"]
+AD = ["forward", "reverse", "compiled"]  # compiled: reverse mode on a traced graph
+BACKENDS = ["reverse", "forward", "symbolic", "numeric", "compiled"]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,11 @@ def jax() -> Any:
 # ----------------------------------------------------------------- 1. forward mode, broadcast scalar
 
 
-@pytest.mark.parametrize("backend", AD)
+@pytest.mark.parametrize("backend", [
+    "forward", "reverse",
+    pytest.param("compiled", marks=pytest.mark.xfail(strict=False, reason=(
+        "compiled (reported to compiled2): the optimizer folds x + np.zeros(3) to x + 0.0, "
+        "dropping the broadcast of a 0-d x, then sums axis -1 of a 0-d array (AxisError)")))])
 def test_gradient_of_a_scalar_broadcast_against_an_array(backend: str) -> None:
     assert dk.grad(lambda b: dnp.sum(np.ones(3) - b), backend=backend)(2.0) == -3.0
 
@@ -58,7 +63,7 @@ def test_jacobian_and_jvp_of_a_scalar_broadcast_to_a_vector(jax: Any) -> None:
 def test_mixed_second_derivative_of_a_power_at_exponent_zero() -> None:
     # x**y: d²/dx dy = x^(y-1) (1 + y log x) = 1/x at y = 0; d²/dy² = x^y log² x
     expected = [[0.0, 1 / 1.7], [1 / 1.7, math.log(1.7) ** 2]]
-    for backend in [None, *AD, "compiled"]:
+    for backend in [None, *AD]:
         h = dk.hessian(lambda v: v[0] ** v[1], backend=backend)(np.array([1.7, 0.0]))
         assert_close(h, expected, rtol=1e-15)
     nested = dk.grad(lambda y: dk.grad(lambda x: x ** y)(1.7))(0.0)
@@ -70,7 +75,7 @@ def test_mixed_second_derivative_of_a_power_at_exponent_zero() -> None:
 
 def test_power_at_zero_base_and_exponent_is_zero_and_symmetric() -> None:
     """The documented convention at x = y = 0 (docs/edge-cases.md): every derivative 0."""
-    for backend in [None, *AD, "compiled"]:
+    for backend in [None, *AD]:
         h = dk.hessian(lambda v: v[0] ** v[1], backend=backend)(np.array([0.0, 0.0]))
         np.testing.assert_array_equal(h, np.zeros((2, 2)))
     for backend in AD:
@@ -95,16 +100,55 @@ def test_zero_size_jacobian_and_hessian_in_reverse_mode(jax: Any) -> None:
     assert jax.hessian(jax.numpy.sum)(np.zeros(0)).shape == hes.shape
 
 
-@pytest.mark.parametrize("backend", AD)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_zero_size_jvp(backend: str) -> None:
     y, t = dk.jvp(lambda x: x[:0], (np.ones(2),), (np.ones(2),), backend=backend)
     assert y.shape == (0,) and t.shape == (0,)
 
 
-@pytest.mark.parametrize("backend", ["reverse", "forward", "symbolic"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_gradient_of_a_function_of_nothing_is_empty(backend: str) -> None:
     assert dk.grad(lambda p: 1.0, backend=backend)({}) == {}
     assert dk.grad(lambda p, q: 2.0 * q, argnums=(0, 1), backend=backend)({}, 3.0) == ({}, 2.0)
+
+
+ZERO_SIZE = {  # name: (diffkit call, the same call in JAX); every derivative is empty
+    "grad-sum": (lambda be, x: dk.grad(dnp.sum, backend=be)(x), lambda j, x: j.grad(j.numpy.sum)(x)),
+    "grad-logsumexp": (lambda be, x: dk.grad(dnp.logsumexp, backend=be)(x),
+                       lambda j, x: j.grad(j.scipy.special.logsumexp)(x)),
+    "jacobian-sum-axis0": (lambda be, x: dk.jacobian(lambda v: dnp.sum(v, axis=0), backend=be)(x),
+                           lambda j, x: j.jacobian(lambda v: j.numpy.sum(v, axis=0))(x)),
+    "jacobian-elementwise": (lambda be, x: dk.jacobian(lambda v: 2.0 * v, backend=be)(x),
+                             lambda j, x: j.jacobian(lambda v: 2.0 * v)(x)),
+    "hessian-sum": (lambda be, x: dk.hessian(dnp.sum, backend=be)(x),
+                    lambda j, x: j.hessian(j.numpy.sum)(x)),
+    "derivative": (lambda be, x: dk.derivative(dnp.sin, backend=be)(x),
+                   lambda j, x: j.vmap(j.grad(j.numpy.sin))(x.ravel()).reshape(x.shape)),
+    "vjp": (lambda be, x: dk.vjp(lambda v: 2.0 * v, x, backend=be)[1](x)[0],
+            lambda j, x: j.vjp(lambda v: 2.0 * v, x)[1](x)[0]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ZERO_SIZE)
+def test_derivatives_at_a_zero_size_input_are_empty(backend: str, name: str) -> None:
+    ours, theirs = ZERO_SIZE[name]
+    for x in (np.zeros(0), np.zeros((0, 3))):
+        d = ours(backend, x)
+        assert d.size == 0 and d.dtype == np.float64, (x.shape, d.shape)
+        if name.startswith("jacobian"):  # out.shape + in.shape
+            assert d.shape == np.shape(2.0 * x if "elementwise" in name else x.sum(axis=0)) + x.shape
+        else:
+            assert d.shape == x.shape * (2 if name.startswith("hessian") else 1)
+
+
+@pytest.mark.parametrize("name", ZERO_SIZE)
+def test_zero_size_shapes_match_jax(jax: Any, name: str) -> None:
+    ours, theirs = ZERO_SIZE[name]
+    for x in (np.zeros(0), np.zeros((0, 3))):
+        expected = np.shape(theirs(jax, x))
+        for backend in BACKENDS:
+            assert np.shape(ours(backend, x)) == expected, (backend, x.shape)
 
 
 def test_logsumexp_over_no_entries_is_minus_infinity() -> None:
@@ -169,8 +213,9 @@ SPELLINGS = {
 @pytest.mark.parametrize("name", SPELLINGS)
 def test_numpy_spellings_on_traced_values(name: str) -> None:
     f = SPELLINGS[name]
-    for backend in AD:
-        assert_close(dk.jacobian(f, backend=backend)(M), central_diff(f, M), rtol=1e-9)
+    for backend in [*AD, "symbolic", "numeric"]:
+        assert_close(dk.jacobian(f, backend=backend)(M), central_diff(f, M),
+                     rtol=1e-6 if backend == "numeric" else 1e-9)
 
 
 def test_unsupported_numpy_arguments_name_the_argument() -> None:
@@ -305,7 +350,7 @@ def test_hessian_with_argnums_and_pytrees(jax: Any) -> None:
             assert_close(h[i][j], theirs[i][j], rtol=1e-15)
 
 
-@pytest.mark.parametrize("backend", [None, "forward", "reverse", "numeric", "symbolic"])
+@pytest.mark.parametrize("backend", [None, *BACKENDS])
 def test_jacobian_of_tuple_and_dict_outputs(backend: str | None) -> None:
     f = lambda x: (2.0 * x, {"s": dnp.sum(x ** 2), "h": dnp.sin(x[:1])})  # noqa: E731
     x = np.array([1.0, 2.0, 3.0])
@@ -335,7 +380,7 @@ def test_jacobian_vjp_and_jvp_of_pytree_outputs_match_jax(jax: Any) -> None:
     assert_close(t["a"], t_ref["a"], rtol=1e-15)
 
 
-@pytest.mark.parametrize("backend", ["forward", "reverse", "numeric", "symbolic"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_derivative_of_a_function_that_is_not_elementwise_is_an_error(backend: str) -> None:
     x = np.array([1.0, 2.0, 3.0])
     for f in (lambda x: x * dnp.sum(x), lambda x: x[::-1], lambda x: dnp.sum(x) + 0.0 * x[0]):
@@ -344,3 +389,17 @@ def test_derivative_of_a_function_that_is_not_elementwise_is_an_error(backend: s
     elementwise = lambda x: dnp.where(x > 1.5, dnp.log(x), 2.0 * x)  # noqa: E731
     assert_close(dk.derivative(elementwise, backend=backend)(x), [2.0, 0.5, 1 / 3],
                  rtol=1e-7 if backend == "numeric" else 1e-15)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vjp_fn_outlives_the_function_it_pulls_back(backend: str) -> None:
+    """A pytree output's vjp_fn keeps f alive (the compiled backend traces f at the first
+    pull; the inline lambda was gone by then): uᵀJ = 2 x·u_a + u_b."""
+    import gc
+
+    x = np.array([1.0, 2.0, 3.0])
+    y, pull = dk.vjp(lambda x: {"a": x * x, "b": dnp.sum(x)}, x, backend=backend)
+    gc.collect()
+    (g,) = pull({"a": np.ones(3), "b": 2.0})
+    assert_close(g, 2.0 * x + 2.0, rtol=1e-7 if backend == "numeric" else 1e-15)
+    assert_close(y["a"], x * x, rtol=1e-15)

@@ -90,6 +90,11 @@ def _attempt(F: Callable, *args) -> np.ndarray | None:
         return None
 
 
+def _finite_per_entry(V: np.ndarray) -> np.ndarray:
+    """Whether all of V[:, e, ...] is finite, per entry e (V: [point, entry, *out])."""
+    return np.isfinite(V).all(axis=(0, *range(2, V.ndim)))
+
+
 def _evaluate(F: Callable, x: np.ndarray, h: np.ndarray, offsets: list, shrink: bool):
     """F at x + c*h for each offset c -> (values [offset, entry, *out], h, evals per entry, notes).
 
@@ -105,12 +110,11 @@ def _evaluate(F: Callable, x: np.ndarray, h: np.ndarray, offsets: list, shrink: 
     for attempt in range(MAX_SHRINKS + 1):
         new = _attempt(F, x[todo] + c * h[todo], None if V is None else todo)
         nev[todo] += m
-        bad = np.ones(todo.size, bool) if new is None else \
-            ~np.isfinite(new).reshape(m, todo.size, -1).all(axis=(0, 2))
+        bad = np.ones(todo.size, bool) if new is None else ~_finite_per_entry(new)
         if V is None and bad.any():  # is f(x) itself finite there?
             fx = F(x[todo[bad]][None], todo[bad])
             nev[todo[bad]] += 1
-            fx_ok[todo[bad]] = np.isfinite(fx).reshape(bad.sum(), -1).all(axis=1)
+            fx_ok[todo[bad]] = _finite_per_entry(fx)
         if new is None:
             out_shape = (fx if V is None else V).shape[2:]
             new = np.full((m, todo.size) + out_shape, np.nan, c.dtype)
@@ -124,7 +128,7 @@ def _evaluate(F: Callable, x: np.ndarray, h: np.ndarray, offsets: list, shrink: 
         if not (shrink and todo.size) or attempt == MAX_SHRINKS:
             break
         h[todo] /= 10
-    lost = np.count_nonzero(fx_ok & ~np.isfinite(V).reshape(m, n, -1).all(axis=(0, 2)))
+    lost = np.count_nonzero(fx_ok & ~_finite_per_entry(V))
     return V, h, nev, _domain_notes(h0, h, lost, shrink)
 
 
@@ -254,8 +258,8 @@ def derivative(f: Callable, x: ArrayLike, *, method: str = "central",
     def shaped(a):
         return float(a[0]) if x.ndim == 0 else a.reshape(x.shape)
 
-    return FDResult(shaped(value), None if error is None else shaped(error), int(nev.max()),
-                    shaped(h), method, tuple(notes))
+    return FDResult(shaped(value), None if error is None else shaped(error),
+                    int(nev.max(initial=0)), shaped(h), method, tuple(notes))
 
 
 def _batch_caller(f: Callable, x: np.ndarray, batched: bool | None, notes: list):
@@ -310,6 +314,11 @@ def jacobian(f: Callable, x: ArrayLike, *, method: str = "central",
     True
     """
     x = np.asarray(x, dtype=float)
+    if x.size == 0:  # nothing to perturb: one call gives the shape, the Jacobian is empty
+        out = np.shape(f(x))
+        h = _steps(method, order, x, step)
+        return FDResult(np.zeros(out + x.shape), None if method != "richardson" else
+                        np.zeros(out + x.shape), 1, h, method, ("x has no entries",))
     notes, base = [], x.ravel()
     call, probe_evals = _batch_caller(f, x, batched, notes)
 

@@ -223,6 +223,8 @@ class Derivation:
 
 
     def _rescue(self, x: np.ndarray, vals: list[Any]) -> list[Any]:
+        if not vals:  # f has no entries
+            return vals
         points = x.reshape(-1, 1) if self.kind == "derivative" else x.reshape(1, -1)
         table = np.broadcast_to(np.stack([np.broadcast_to(v, x.shape if self.kind == "derivative"
                                                           else ()) for v in vals], -1),
@@ -300,7 +302,7 @@ def evaluate_at(expr: Any, point: dict, dps: int) -> float:
 def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
     """Entries (numbers or arrays like ``like``) into one float array of shape ``like + s``."""
     out = np.empty(like.shape + s)
-    flat = out.reshape(like.shape + (-1,))
+    flat = out.reshape(like.shape + (math.prod(s),))
     for k, v in enumerate(values):
         flat[..., k] = v
     return out[()] if out.ndim == 0 else out
@@ -387,7 +389,9 @@ class Select(sp.Function):
         return None
 
     def _eval_is_extended_real(self) -> bool | None:
-        return fuzzy_and(branch.is_extended_real for branch in self.args[1:])
+        # never False: a branch SymPy finds complex ((-0.75)**1.5) is NaN in numpy, and a
+        # where may leave it unselected; SymPy refuses to compare a value known non-real
+        return True if fuzzy_and(branch.is_extended_real for branch in self.args[1:]) else None
 
 
 def _flat_conditions(conds: np.ndarray) -> np.ndarray:
@@ -411,8 +415,10 @@ NUMPY_CALLS = {
 
 def _fold(*pairs: Any) -> Any:
     """Piecewise((a, c), (b, d), ...) as select(c, a, select(d, b, ...)); a Piecewise of
-    truth values (a condition itself) as the formula (c & a) | (~c & ...)."""
-    logical = all(isinstance(branch, Boolean) for branch, _ in pairs)
+    truth values (a condition itself) as the formula (c & a) | (~c & ...). A real Symbol is
+    a SymPy Boolean too: only branches that are not expressions are truth values (B20)."""
+    logical = all(isinstance(branch, Boolean) and not isinstance(branch, sp.Expr)
+                  for branch, _ in pairs)
     out = sp.false if logical else sp.nan  # no branch holds: numpy.select's default
     for branch, cond in reversed(pairs):
         if cond == sp.true:
@@ -428,29 +434,34 @@ def _ite(cond: Any, a: Any, b: Any) -> Any:
 
 def numpy_ready(e: Any) -> Any:
     """``e`` as lambdify should print it: Piecewise, ITE, Heaviside, Max and Min as calls to
-    :data:`NUMPY_CALLS`, and SymPy's complex infinity (1/0 in an unselected branch) as NaN.
+    :data:`NUMPY_CALLS`, and SymPy's complex infinity and complex numbers as NaN, as numpy has
+    them (1/0 or (-0.75)**1.5 in a branch a where may leave unselected).
 
     Rebuilt top-down with a memo, never handing an opaque call to Max or Min (whose
     constructors refuse arguments they cannot compare)."""
     memo: dict[Any, Any] = {}
+    constant: dict[Any, bool] = {}  # no symbol below (found bottom-up: no walk per node)
     opaque = {sp.Max: _MAX, sp.Min: _MIN}
 
     def walk(a: Any) -> Any:
         if a not in memo:
-            if not a.args:
-                memo[a] = sp.nan if a == sp.zoo else a
+            args = [walk(b) for b in a.args]
+            constant[a] = all(constant[b] for b in a.args) if a.args else not a.free_symbols
+            if a == sp.zoo or (constant[a] and isinstance(a, sp.Expr)
+                               and a.is_extended_real is False):
+                memo[a] = sp.nan  # NaN in numpy: 1/0, (-0.75)**1.5 (in an unselected branch)
+            elif not args:
+                memo[a] = a
+            elif isinstance(a, sp.Piecewise):
+                memo[a] = _fold(*[pair.args for pair in args])
+            elif isinstance(a, sp.ITE):
+                memo[a] = _ite(*args)
+            elif isinstance(a, sp.Heaviside):
+                memo[a] = _HEAVISIDE(args[0])
+            elif type(a) in opaque:
+                memo[a] = opaque[type(a)](*args)
             else:
-                args = [walk(b) for b in a.args]
-                if isinstance(a, sp.Piecewise):
-                    memo[a] = _fold(*[pair.args for pair in args])
-                elif isinstance(a, sp.ITE):
-                    memo[a] = _ite(*args)
-                elif isinstance(a, sp.Heaviside):
-                    memo[a] = _HEAVISIDE(args[0])
-                elif type(a) in opaque:
-                    memo[a] = opaque[type(a)](*args)
-                else:
-                    memo[a] = a.func(*args)
+                memo[a] = a.func(*args)
         return memo[a]
 
     return walk(sp.sympify(e))

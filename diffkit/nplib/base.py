@@ -86,8 +86,9 @@ def _dtype(x: Any, dtype: Any, fn: str) -> Any:
         return x
     if not isinstance(x, Box):
         return x if _namespace[0] is not None else _np.asarray(x, dtype=dtype)
-    if _np.dtype(dtype) != x.dtype:
-        raise DiffkitError(f"{fn}: dtype={_np.dtype(dtype)} differs from the {x.dtype} of the value "
+    kept = _np.dtype(float) if x.dtype == object else x.dtype  # SymPy's values compile to float64
+    if _np.dtype(dtype) != kept:
+        raise DiffkitError(f"{fn}: dtype={_np.dtype(dtype)} differs from the {kept} of the value "
                            "being differentiated, whose precision diffkit keeps; drop dtype= or "
                            "pass the argument in that precision")
     return x

@@ -8,6 +8,7 @@ the end, it means the same axes when a batch axis is put in front (:mod:`diffkit
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -110,7 +111,7 @@ def lanes(x: np.ndarray, axis: Axes, keepdims: bool, fn: Any) -> Any:
     moved = np.moveaxis(x, axis, tuple(range(-len(axis), 0)))
     kept = moved.shape[: moved.ndim - len(axis)]
     out = np.empty(kept, dtype=object).reshape(-1)
-    for k, lane in enumerate(moved.reshape(kept + (-1,)).reshape(-1, int(np.prod(moved.shape[len(kept):])))):
+    for k, lane in enumerate(moved.reshape((out.size, math.prod(moved.shape[len(kept):])))):
         out[k] = fn(list(lane))
     out = out.reshape(kept)
     return np.expand_dims(out, axis) if keepdims else out
