@@ -32,11 +32,7 @@ def jax() -> Any:
 # ----------------------------------------------------------------- 1. forward mode, broadcast scalar
 
 
-@pytest.mark.parametrize("backend", [
-    "forward", "reverse",
-    pytest.param("compiled", marks=pytest.mark.xfail(strict=False, reason=(
-        "compiled (reported to compiled2): the optimizer folds x + np.zeros(3) to x + 0.0, "
-        "dropping the broadcast of a 0-d x, then sums axis -1 of a 0-d array (AxisError)")))])
+@pytest.mark.parametrize("backend", ["forward", "reverse", "compiled"])
 def test_gradient_of_a_scalar_broadcast_against_an_array(backend: str) -> None:
     assert dk.grad(lambda b: dnp.sum(np.ones(3) - b), backend=backend)(2.0) == -3.0
 

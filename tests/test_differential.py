@@ -460,12 +460,7 @@ def test_a_comparison_of_a_where_with_a_complex_unselected_branch():
         assert np.isnan(dk.value_and_grad(f, backend="symbolic")(-1.5)[0]) and np.isnan(f(-1.5))
 
 
-@pytest.mark.parametrize("outer", [
-    "reverse", "forward",
-    pytest.param("compiled", marks=pytest.mark.xfail(strict=False, reason=(
-        "compiled-over-compiled (soak seed 1, #595; reported to compiled2): the generated code "
-        "adds in place into a 0-d buffer, np.add(v5, v11, out=v5) with v11 of shape (4,): "
-        "'return arrays must be of ArrayType'")))])
+@pytest.mark.parametrize("outer", ["reverse", "forward", "compiled"])
 def test_hessian_vector_product_of_a_quadratic_form_through_compiled(outer: str) -> None:
     """H v of f = Σ x ⊙ (x·c) = (c 1ᵀ + 1 cᵀ) v, with the compiled gradient inside."""
     c, v = np.array([-0.75, 2.0, 0.5, 0.3]), np.array([1.0, 0.5, -0.25, 2.0])
@@ -479,11 +474,7 @@ def test_hessian_vector_product_of_a_quadratic_form_through_compiled(outer: str)
                                rtol=1e-14)
 
 
-@pytest.mark.parametrize("backend", [
-    "reverse", "forward", "symbolic",
-    pytest.param("compiled", marks=pytest.mark.xfail(strict=False, reason=(
-        "compiled (soak seed 1, #654; reported to compiled2): an in-place op into a 0-d "
-        "buffer, 'return arrays must be of ArrayType'")))])
+@pytest.mark.parametrize("backend", ["reverse", "forward", "symbolic", "compiled"])
 def test_gradient_of_a_mean_scaled_by_a_logsumexp(backend: str) -> None:
     """f = mean(x · L), L = logsumexp(x): ∂f/∂x = L / n + mean(x) · softmax(x)."""
     x = np.array([[-0.5, 0.5], [1.0, -1.3]])

@@ -271,8 +271,9 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
             from ...primitives import neg
 
             return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
-        if _same(x, out) or _same(y, out):
-            u = (_uniform(x, out, fills), _uniform(y, out, fills))
+        if _same(x, out) or _same(y, out):  # a number only beside an operand of out's shape
+            u = (_uniform(x, out, fills) if _same(y, out) else x,
+                 _uniform(y, out, fills) if _same(x, out) else y)
             if u != (x, y):
                 return _identity(Eqn(e.prim, u, out, e.params), made, fills) \
                     or Eqn(e.prim, u, out, {})
