@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -466,3 +467,14 @@ def test_compare_shows_the_graph_size_and_the_passes(capsys):
     assert re.search(r"compiled\s.*\d+ eqns", out)
     assert re.search(r"compiled: \d+ equations → \d+ after simplify/fold/cse/dce", out)
     assert "compiled" in _cli(capsys, "list")
+
+
+@pytest.mark.parametrize("c", [2.0, np.array([2.0])])
+def test_a_broadcast_operand_is_never_an_out_buffer(c: Any) -> None:
+    """d/dx, d/dc of sum(x² c) = (2 x c, sum x²), c a number or size-1 array broadcast
+    against x: the constant-folding rules keep the broadcast, so no line writes its
+    result into the smaller operand."""
+    x = np.arange(4.0)
+    gx, gc = dk.jit(dk.grad(lambda x, c: dnp.sum(x**2 * c), argnums=(0, 1)))(x, c)
+    assert_close(gx, 4.0 * x, rtol=1e-15)
+    assert np.shape(gc) == np.shape(c) and np.allclose(gc, 14.0, rtol=1e-15)
