@@ -236,15 +236,38 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
     extra = None if weights is None else Weights(weights, pos)
     fun = f if extra is None else extra.wrap(f)
 
+    def whole(*args: Any) -> tuple:
+        """One call on all its arguments (the weights' values last): what the backend
+        stages (the compiled backend: one program per shapes, the data as its inputs)."""
+        nums = pos if extra is None else extra.positions(len(args) - len(extra.ws))
+        a = _Args("grad", args, nums)
+        value, aux, g = be.value_and_grad(a.call(fun, {}), a.z, has_aux)
+        return (value, aux, a.unpack(g)) if has_aux else (value, a.unpack(g))
+
+    staged = be.stage(whole)
+
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         args, nums = (args, pos) if extra is None else extra.extend(args)
-        a = _Args("grad", args, nums)
-        value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
-        value, g = (value, a.unpack(g)) if extra is None else extra.split(value, a.unpack(g))
+        if kwargs or _one_array(args):
+            a = _Args("grad", args, nums)  # f itself, or kwargs: the backend sees f(z) as is
+            value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
+            g = a.unpack(g)
+        else:  # f would close over the other arguments: stage the whole call instead
+            out = staged(*args)
+            value, aux, g = out if has_aux else (out[0], None, out[1])
+        value, g = (value, g) if extra is None else extra.split(value, g)
         return ((value, aux), g) if has_aux else (value, g)
 
+    if hasattr(staged, "cache_info"):
+        wrapper.cache_info = staged.cache_info  # type: ignore[attr-defined]
     return wrapper
+
+
+def _one_array(args: tuple) -> bool:
+    """True when the call has one argument and it is a single array (no pytree)."""
+    leaves = flatten(args[0])[0] if len(args) == 1 else ()
+    return len(leaves) == 1 and leaves[0] is args[0]
 
 
 def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
@@ -265,6 +288,8 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
         (value_aux, g) = vg(*args, **kwargs)
         return (g, value_aux[1]) if has_aux else g
 
+    if hasattr(vg, "cache_info"):
+        wrapper.cache_info = vg.cache_info  # type: ignore[attr-defined]
     return wrapper
 
 

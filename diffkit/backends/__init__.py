@@ -110,6 +110,12 @@ class Backend:
         """Elementwise derivative of an elementwise ``fun`` over the array ``x``."""
         return self.jvp(fun, x, np.ones_like(x))[1]
 
+    def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        """``call`` (a whole transformed call, on all its arguments) as this backend runs
+        it: as it is by default; the compiled backend builds one program per argument
+        shapes, every argument an input of it (so new data needs no new program)."""
+        return call
+
     def stats(self, fun: Fun, x: Any) -> dict[str, Any]:
         """What this backend measured of its latest derivative of ``fun`` at ``x``, beyond
         time and memory: keys of :data:`STATS` (none by default)."""

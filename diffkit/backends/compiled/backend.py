@@ -24,6 +24,7 @@ from ..forward import ForwardBackend
 from ..reverse import ReverseBackend, _rows
 from .autodiff import linearize, seed
 from .graph import evaluate, trace
+from .jit import Jit
 from .program import Program, build
 
 _FORWARD, _REVERSE = ForwardBackend(), ReverseBackend()
@@ -60,6 +61,10 @@ class CompiledBackend(Backend):
                 self.programs.popitem(last=False)
         self.last = prog
         return prog(*args)
+
+    def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        """``dk.jit(call)``: traced (the transform inside it too) once per shapes."""
+        return Jit(call)
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         if isinstance(x, Box):
