@@ -36,8 +36,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 if __name__ == "__main__":  # before numpy loads: one BLAS thread keeps timings steady
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -122,8 +122,7 @@ def plan(n: int, steps: int, batch: int, k: int, seed: int = 0) -> list[list[np.
             for s in range(steps)]
 
 
-@dataclass
-class Run:
+class Run(NamedTuple):
     """One family trained in one mode: its losses, final parameters and costs."""
 
     losses: list[float]

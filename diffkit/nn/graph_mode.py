@@ -57,6 +57,7 @@ class GraphCall:
 
     def __init__(self, module: Module) -> None:
         self.module = weakref.proxy(module)
+        self.name = type(module).__name__
         self.params: list[Tensor] = []  # the parameters of the call being traced or run
         self.forward = Jit(self._forward, static_argnums=0)
         self.adjoint = Jit(self._adjoint, static_argnums=0)
@@ -66,7 +67,7 @@ class GraphCall:
             out = self.module.forward(*xs)
         if not isinstance(out, Box) and not isinstance(out, (np.ndarray, np.generic, float)):
             raise DiffkitError(
-                f"graph mode compiles {type(self.module).__name__} to one operation with one "
+                f"graph mode compiles {self.name} to one operation with one "
                 f"array out, but its forward returned a {type(out).__name__}; return one "
                 "array, or call it in eager mode (dk.set_mode('eager'))")
         return out
@@ -101,7 +102,7 @@ class GraphCall:
             return tuple(next(bars) if k else None for k in need)
 
         op = custom_vjp(run, fwd, bwd)
-        op.name = f"compiled {type(self.module).__name__}"
+        op.name = f"compiled_{self.name}"  # its node: CompiledSequentialBackward
         return op(*params, *args)
 
     def cache_info(self) -> CacheInfo:
