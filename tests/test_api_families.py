@@ -262,6 +262,31 @@ def test_record_errors_are_one_clear_line() -> None:
             pass
 
 
+def test_the_bars_bad_inputs_each_give_one_clear_line() -> None:
+    """tape.gradient twice without persistent=True, record() inside another transform,
+    weights= holding a non-parameter, set_mode("nonsense"): one line each, saying what
+    to do."""
+    w = dk.tensor(1.0, requires_grad=True)
+    with dk.record() as tape:
+        y = w * w
+    tape.gradient(y, w)
+
+    def nested(v):  # noqa: ANN001, ANN202
+        with dk.record():
+            return v * v
+    cases = [(lambda: tape.gradient(y, w), "persistent=True"),
+             (lambda: dk.grad(nested)(1.0), "outermost level: open it outside"),
+             (lambda: dk.jvp(nested, (1.0,), (1.0,)), "outermost level"),
+             (lambda: dk.grad(lambda x: x * w, None, weights=[np.ones(1)])(1.0),
+              "not a parameter; weights= takes a model's parameters"),
+             (lambda: dk.set_mode("nonsense"), "the modes are 'eager'")]
+    for call, says in cases:
+        with pytest.raises(dk.DiffkitError, match=says) as e:
+            call()
+        assert "\n" not in str(e.value) and len(str(e.value)) < 300
+    assert dk.get_mode() == "eager"
+
+
 # ---------------------------------------------------------------- MindSpore's signature
 
 
