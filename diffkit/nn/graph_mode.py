@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +45,7 @@ from ..core import Box, DiffkitError
 from ..custom import custom_vjp
 from ..weights import standing_in
 
-if TYPE_CHECKING:
-    from .modules import Module
+Module = Any  # an nn.Module (not imported: nn.modules imports this file)
 
 
 class GraphCall:
