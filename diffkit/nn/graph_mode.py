@@ -41,6 +41,7 @@ from ..backends.compiled.graph import trace
 from ..backends.compiled.jit import CacheInfo, Jit
 from ..backends.record import _Recording
 from ..backends.tensor import AMBIENT, Tensor
+from ..checks import as_input
 from ..core import Box, DiffkitError
 from ..custom import custom_vjp
 from ..weights import standing_in
@@ -58,6 +59,8 @@ class GraphCall:
         self.module = weakref.proxy(module)
         self.name = type(module).__name__
         self.params: list[Tensor] = []  # the parameters of the call being traced or run
+        self.programs: dict[tuple, Any] = {}  # by (which, static, leaf shapes and dtypes)
+        self.hits = 0
         self.forward = Jit(self._forward, static_argnums=0)
         self.adjoint = Jit(self._adjoint, static_argnums=0)
 
@@ -91,23 +94,40 @@ class GraphCall:
         n = len(params)
 
         def run(*vals: Any) -> Any:
-            return self.forward(flags, list(vals[:n]), *vals[n:])
+            return self._replay(self.forward, flags, list(vals[:n]), *vals[n:])
 
         def fwd(*vals: Any) -> tuple[Any, Any]:
             return run(*vals), vals
 
         def bwd(vals: tuple, y_bar: Any) -> tuple:
-            bars = iter(self.adjoint((flags, need), list(vals[:n]), tuple(vals[n:]), y_bar))
+            bars = iter(self._replay(self.adjoint, (flags, need), list(vals[:n]),
+                                     tuple(vals[n:]), y_bar))
             return tuple(next(bars) if k else None for k in need)
 
         op = custom_vjp(run, fwd, bwd)
         op.name = f"compiled_{self.name}"  # its node: CompiledSequentialBackward
         return op(*params, *args)
 
+    def _replay(self, jit: Jit, static: tuple, *args: Any) -> Any:
+        """``jit(static, *args)`` on plain arrays, its program found by a cheaper key
+        (the jit's own signature, with pytree structure, is worked out on a miss only)."""
+        leaves = [v for a in args for v in (a if isinstance(a, (list, tuple)) else (a,))]
+        if any(isinstance(v, Box) for v in leaves):  # (values of an enclosing transform)
+            return jit.fun(static, *args)
+        leaves = [v if type(v) is np.ndarray and v.dtype.kind == "f" else as_input(v, "input")
+                  for v in leaves]
+        key = (jit is self.forward, static, *((v.shape, v.dtype) for v in leaves))
+        prog = self.programs.get(key)
+        if prog is None:
+            prog = self.programs[key] = jit.program(static, *args)
+        else:
+            self.hits += 1
+        return prog(*leaves)
+
     def cache_info(self) -> CacheInfo:
         """Both programs' cache figures added up (a miss is one trace and compile)."""
-        a, b = self.forward.cache_info(), self.adjoint.cache_info()
-        return CacheInfo(a.hits + b.hits, a.misses + b.misses, a.currsize + b.currsize)
+        return CacheInfo(self.hits, self.forward.misses + self.adjoint.misses,
+                         len(self.programs))
 
     def setup_s(self) -> float:
         """Seconds spent tracing and compiling the programs built so far (one-off)."""
