@@ -259,8 +259,8 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
         value, g = (value, g) if extra is None else extra.split(value, g)
         return ((value, aux), g) if has_aux else (value, g)
 
-    if hasattr(staged, "cache_info"):
-        wrapper.cache_info = staged.cache_info  # type: ignore[attr-defined]
+    if hasattr(staged, "cache_info"):  # a compiled program per shapes: how many, how long
+        wrapper.cache_info, wrapper.setup_s = staged.cache_info, staged.setup_s  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -289,7 +289,7 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
         return (g, value_aux[1]) if has_aux else g
 
     if hasattr(vg, "cache_info"):
-        wrapper.cache_info = vg.cache_info  # type: ignore[attr-defined]
+        wrapper.cache_info, wrapper.setup_s = vg.cache_info, vg.setup_s  # type: ignore[attr-defined]
     return wrapper
 
 

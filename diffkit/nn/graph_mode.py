@@ -131,7 +131,7 @@ class GraphCall:
 
     def setup_s(self) -> float:
         """Seconds spent tracing and compiling the programs built so far (one-off)."""
-        return sum(p.setup_s for j in (self.forward, self.adjoint) for p in j.programs.values())
+        return self.forward.setup_s() + self.adjoint.setup_s()
 
 
 _CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
