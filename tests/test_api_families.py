@@ -156,6 +156,24 @@ def test_graph_mode_inside_a_transform_and_errors() -> None:
     assert "\n" not in str(e.value)
 
 
+def test_graph_mode_gradient_with_data_arguments_is_one_program_and_nests() -> None:
+    """f(x, data) = Σ sin(x·data): f' = Σ data·cos(x·data), f'' = -Σ data²·sin(x·data).
+    The data argument is an input of the program: new data, no new compile; inside
+    another transform the staged gradient is differentiated through."""
+    d1, d2 = np.arange(3.0), np.array([0.5, -2.0, 4.0])
+    dk.set_mode("graph")
+    try:
+        g = dk.grad(lambda x, data: dnp.sum(dnp.sin(x * data)))
+        first = [g(0.5, d) for d in (d1, d2)]
+        second = dk.grad(lambda x: g(x, d2))(0.5)
+    finally:
+        dk.set_mode("eager")
+    for got, d in zip(first, (d1, d2)):
+        assert got == pytest.approx(np.sum(d * np.cos(0.5 * d)), rel=1e-15)
+    assert second == pytest.approx(-np.sum(d2 ** 2 * np.sin(0.5 * d2)), rel=1e-14)
+    assert g.cache_info().misses == 1 and g.setup_s() > 0
+
+
 def test_graph_mode_cannot_print_values_or_branch_on_them() -> None:
     ex = load_example()
     eager, graph = ex.cannot("eager"), ex.cannot("graph")
