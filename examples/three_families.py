@@ -200,9 +200,9 @@ def main(argv: list[str] | None = None) -> None:
             dk.set_mode("eager")
     print(f"2-32-32-2 tanh MLP, SGD(lr=0.5, momentum=0.9), {args.steps} steps of "
           f"{args.batch} points in {args.micro_batches} micro-batches\n")
-    print(f"{'family':15s} {'where the gradient lives':26s} {'accumulation':23s}")
+    print(f"{'family':15s} {'where the gradient lives':26s} accumulation")
     for name in FAMILIES:
-        print(f"{name:15s} {WHERE[name][0]:26s} {WHERE[name][1]:23s}")
+        print(f"{name:15s} {WHERE[name][0]:26s} {WHERE[name][1]}")
     marks = sorted({0, args.steps // 2, args.steps - 1})
     head = "".join(f"  loss@{m + 1:<5d}" for m in marks)
     print(f"\n{'mode':6s} {'family':15s}{head}  ms/step  1st step ms  programs"

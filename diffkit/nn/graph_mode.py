@@ -15,7 +15,9 @@ PaddlePaddle's ``jit.to_static`` do: the model is one compiled op, the code arou
 What graph mode takes away inside ``forward``: printing values (a placeholder prints,
 once per compile), branching on them (one clear error), and the intermediate tensors
 (no ``retain_grad`` or hooks inside the model: the tape holds the call as one node).
-Arrays a module keeps that are not parameters are constants of its program.
+Arrays a module keeps that are not parameters are constants of its program; a call with
+keyword arguments, or inside another transform (``dk.grad``, ``dk.vmap``, ...), runs
+``forward`` as in eager mode.
 
 >>> import numpy as np, diffkit as dk
 >>> from diffkit import nn
