@@ -111,9 +111,9 @@ class Backend:
         return self.jvp(fun, x, np.ones_like(x))[1]
 
     def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
-        """``call`` (a whole transformed call, on all its arguments) as this backend runs
-        it: as it is by default; the compiled backend builds one program per argument
-        shapes, every argument an input of it (so new data needs no new program)."""
+        """``call(static, *arrays)`` (a whole transformed call; ``static`` hashable) as
+        this backend runs it: as it is by default; the compiled backend builds one program
+        per ``static`` and array shapes, the arrays its inputs (new data, no new program)."""
         return call
 
     def stats(self, fun: Fun, x: Any) -> dict[str, Any]:

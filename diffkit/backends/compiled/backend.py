@@ -63,8 +63,9 @@ class CompiledBackend(Backend):
         return prog(*args)
 
     def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
-        """``dk.jit(call)``: traced (the transform inside it too) once per shapes."""
-        return Jit(call)
+        """``dk.jit(call, static_argnums=0)``: traced (the transform inside it too) once
+        per static values and shapes."""
+        return Jit(call, static_argnums=0)
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         if isinstance(x, Box):
