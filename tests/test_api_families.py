@@ -176,13 +176,13 @@ def test_graph_mode_gradient_with_data_arguments_is_one_program_and_nests() -> N
 
 def test_graph_mode_bakes_in_ints_and_options_and_takes_floats_and_arrays() -> None:
     """d/dx Σ reshape(x, (n, -1))² · c = 2 c x: n (a size) and the option string are
-    baked into the program, the float c is an input; three values of c, one compile."""
+    baked into the program, the array c is an input; three values of c, one compile."""
     dk.set_mode("graph")
     try:
         g = dk.grad(lambda x, n, how, c: dnp.sum(dnp.reshape(x, (n, -1)) ** 2 * c)
                     if how == "square" else dnp.sum(x))
-        got = [g(np.arange(4.0), 2, "square", c) for c in (1.0, 2.0, 0.5)]
-        plain = g(np.arange(4.0), 2, "sum", 1.0)
+        got = [g(np.arange(4.0), 2, "square", np.array([c])) for c in (1.0, 2.0, 0.5)]
+        plain = g(np.arange(4.0), 2, "sum", np.array([1.0]))
     finally:
         dk.set_mode("eager")
     for c, grad_c in zip((1.0, 2.0, 0.5), got):
