@@ -181,8 +181,8 @@ def test_graph_mode_bakes_in_ints_and_options_and_takes_floats_and_arrays() -> N
     try:
         g = dk.grad(lambda x, n, how, c: dnp.sum(dnp.reshape(x, (n, -1)) ** 2 * c)
                     if how == "square" else dnp.sum(x))
-        got = [g(np.arange(4.0), 2, "square", np.array([c])) for c in (1.0, 2.0, 0.5)]
-        plain = g(np.arange(4.0), 2, "sum", np.array([1.0]))
+        got = [g(np.arange(4.0), 2, "square", np.full((2, 2), c)) for c in (1.0, 2.0, 0.5)]
+        plain = g(np.arange(4.0), 2, "sum", np.ones((2, 2)))
     finally:
         dk.set_mode("eager")
     for c, grad_c in zip((1.0, 2.0, 0.5), got):
