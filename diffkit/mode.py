@@ -3,7 +3,10 @@
 In eager mode (the default) the transforms run the function on the reverse tape, a
 dynamic graph recorded anew at every call: printing intermediate values and branching
 on them just work. Graph mode makes the compiled backend the default: the function is
-traced once to a static graph, differentiated and optimized, then replayed.
+traced once per argument shapes to a static graph, differentiated and optimized, then
+replayed, the arguments it does not differentiate (data, labels) being inputs of the
+program. An ``nn.Module`` called on tensors (``loss.backward()``, ``dk.record()``) then
+runs as one compiled operation on the tape (see :mod:`diffkit.nn.graph_mode`).
 
 >>> import diffkit as dk
 >>> dk.get_mode()
@@ -21,8 +24,8 @@ _mode = ["eager"]
 
 def set_mode(mode: str) -> None:
     """Choose the default backend of ``dk.grad``, ``dk.value_and_grad`` and ``dk.vjp``
-    for functions transformed from now on: ``"eager"`` (reverse tape) or ``"graph"``
-    (compiled)."""
+    for functions transformed from now on, and how ``nn`` modules run on tensors:
+    ``"eager"`` (reverse tape) or ``"graph"`` (compiled)."""
     if mode not in _BACKENDS:
         raise DiffkitError(f"set_mode({mode!r}): the modes are 'eager' (the reverse tape, "
                            "MindSpore's PYNATIVE_MODE) and 'graph' (compiled, GRAPH_MODE)")

@@ -24,7 +24,7 @@ import numpy as np
 from . import numpy as dnp
 from .backends import Backend, as_backend
 from .checks import as_input
-from .core import DiffkitError, primal, shape
+from .core import Box, DiffkitError, primal, shape
 from .mode import default_backend
 from .primitives.compare import without_derivatives
 from .pytree import flatten, ravel, tree_map
@@ -236,15 +236,61 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
     extra = None if weights is None else Weights(weights, pos)
     fun = f if extra is None else extra.wrap(f)
 
+    def whole(static: tuple, *arrays: Any) -> tuple:
+        """One call (the weights' values last) from its ``static`` arguments (position,
+        value) and the others: what the backend stages (the compiled backend: one
+        program per static values and array shapes, the arrays as its inputs)."""
+        args = list(arrays)
+        for i, v in static:
+            args.insert(i, v)
+        nums = pos if extra is None else extra.positions(len(args) - len(extra.ws))
+        a = _Args("grad", tuple(args), nums)
+        value, aux, g = be.value_and_grad(a.call(fun, {}), a.z, has_aux)
+        return (value, aux, a.unpack(g)) if has_aux else (value, a.unpack(g))
+
+    staged = be.stage(whole)
+
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         args, nums = (args, pos) if extra is None else extra.extend(args)
-        a = _Args("grad", args, nums)
-        value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
-        value, g = (value, a.unpack(g)) if extra is None else extra.split(value, a.unpack(g))
+        static = None if kwargs or _one_array(args) else _static(args, nums)
+        if static is None:
+            a = _Args("grad", args, nums)  # f itself, or kwargs: the backend sees f(z) as is
+            value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
+            g = a.unpack(g)
+        else:  # f would close over the other arguments: stage the whole call instead
+            fixed = {i for i, _ in static}
+            out = staged(static, *(a for i, a in enumerate(args) if i not in fixed))
+            value, aux, g = out if has_aux else (out[0], None, out[1])
+        value, g = (value, g) if extra is None else extra.split(value, g)
         return ((value, aux), g) if has_aux else (value, g)
 
+    if hasattr(staged, "cache_info"):  # a compiled program per shapes: how many, how long
+        wrapper.cache_info, wrapper.setup_s = staged.cache_info, staged.setup_s  # type: ignore[attr-defined]
     return wrapper
+
+
+def _one_array(args: tuple) -> bool:
+    """True when the call has one argument and it is a single array (no pytree)."""
+    leaves = flatten(args[0])[0] if len(args) == 1 else ()
+    return len(leaves) == 1 and leaves[0] is args[0]
+
+
+def _static(args: tuple, nums: Any) -> tuple | None:
+    """``(position, value)`` of the arguments a staged call bakes in rather than takes as
+    inputs: those not differentiated that hold anything but arrays and floats (an int
+    may be a size or a count, a string an option). None when one is not hashable (then
+    the call is not staged)."""
+    n = len(args)
+    idx = (nums,) if isinstance(nums, (int, np.integer)) else tuple(nums or ())
+    diffed = {int(i) % n for i in idx if isinstance(i, (int, np.integer)) and -n <= i < n}
+    static = tuple((i, a) for i, a in enumerate(args) if i not in diffed and not all(
+        isinstance(v, (np.ndarray, np.generic, float, Box)) for v in flatten(a)[0]))
+    try:
+        hash(static)
+    except TypeError:
+        return None
+    return static
 
 
 def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
@@ -265,6 +311,8 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
         (value_aux, g) = vg(*args, **kwargs)
         return (g, value_aux[1]) if has_aux else g
 
+    if hasattr(vg, "cache_info"):
+        wrapper.cache_info, wrapper.setup_s = vg.cache_info, vg.setup_s  # type: ignore[attr-defined]
     return wrapper
 
 

@@ -68,13 +68,15 @@ class Weights:
     def extend(self, args: tuple) -> tuple[tuple, tuple[int, ...]]:
         """The call's arguments with the parameters' arrays after them, and the
         positions to differentiate."""
-        if not all(isinstance(i, (int, np.integer)) and -len(args) <= i < len(args)
-                   for i in self.before):
+        return args + tuple(w.value for w in self.ws), self.positions(len(args))
+
+    def positions(self, n: int) -> tuple[int, ...]:
+        """The differentiated positions of a call with ``n`` arguments, the parameters'
+        values after them."""
+        if not all(isinstance(i, (int, np.integer)) and -n <= i < n for i in self.before):
             raise DiffkitError(f"grad: grad_position={self.pos!r} is out of range: the "
-                               f"function was called with {len(args)} positional argument(s)")
-        nums = tuple(int(i) % len(args) for i in self.before)
-        return args + tuple(w.value for w in self.ws), \
-            nums + tuple(range(len(args), len(args) + len(self.ws)))
+                               f"function was called with {n} positional argument(s)")
+        return tuple(int(i) % n for i in self.before) + tuple(range(n, n + len(self.ws)))
 
     def split(self, value: Any, g: tuple) -> tuple[Any, Any]:
         """``(value, grads)`` as the caller asked: the parameters' gradients as a tuple in

@@ -13,8 +13,8 @@ import pytest
 TUTORIALS = sorted((Path(__file__).parents[1] / "docs" / "tutorials").glob("[0-9]*.py"))
 
 
-def test_there_are_four_tutorials():
-    assert [p.stem[:2] for p in TUTORIALS] == ["01", "02", "03", "04"]
+def test_there_are_five_tutorials():
+    assert [p.stem[:2] for p in TUTORIALS] == ["01", "02", "03", "04", "05"]
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])

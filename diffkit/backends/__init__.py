@@ -110,6 +110,12 @@ class Backend:
         """Elementwise derivative of an elementwise ``fun`` over the array ``x``."""
         return self.jvp(fun, x, np.ones_like(x))[1]
 
+    def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        """``call(static, *arrays)`` (a whole transformed call; ``static`` hashable) as
+        this backend runs it: as it is by default; the compiled backend builds one program
+        per ``static`` and array shapes, the arrays its inputs (new data, no new program)."""
+        return call
+
     def stats(self, fun: Fun, x: Any) -> dict[str, Any]:
         """What this backend measured of its latest derivative of ``fun`` at ``x``, beyond
         time and memory: keys of :data:`STATS` (none by default)."""

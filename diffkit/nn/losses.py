@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import DiffkitError, primal
+from ..core import Box, DiffkitError, primal
 from .modules import Module, _as_input
 
 
@@ -39,8 +39,14 @@ def cross_entropy(logits: Any, target: Any, reduction: str = "mean") -> Any:
     >>> float(nn.cross_entropy(np.array([[1000.0, 0.0]]), np.array([0])))
     0.0
     """
-    target = np.asarray(primal(target))
     n_shape = np.shape(primal(logits))
+    if isinstance(primal(target), Box):  # labels traced into a graph (graph mode): no values
+        if len(n_shape) != 2 or np.shape(primal(target)) != n_shape[:1]:
+            raise DiffkitError(f"cross_entropy: logits must be (N, C) and target (N,), got "
+                               f"{n_shape} and {np.shape(primal(target))}")
+        picked = dnp.sum(dnp.where(target[:, None] == np.arange(n_shape[1]), logits, 0.0), axis=-1)
+        return _reduce(dnp.logsumexp(logits, axis=-1) - picked, reduction)
+    target = np.asarray(primal(target))
     if len(n_shape) != 2 or target.shape != n_shape[:1]:
         raise DiffkitError(f"cross_entropy: logits must be (N, C) and target (N,), got "
                            f"{n_shape} and {target.shape}")

@@ -12,6 +12,7 @@ import numpy as np
 from .. import numpy as dnp
 from ..core import Box, DiffkitError, primal
 from ..backends.tensor import Tensor, tensor
+from ..mode import get_mode
 
 RNG = np.random.Generator | int | None
 _default_rng = [np.random.default_rng()]
@@ -77,6 +78,12 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``forward``; in graph mode, on tensors, one compiled operation (see
+        :mod:`diffkit.nn.graph_mode`)."""
+        if not kwargs and get_mode() == "graph":
+            from .graph_mode import applies, graph_call
+            if applies(self, args):
+                return graph_call(self)(args)
         return self.forward(*args, **kwargs)
 
     # -- traversal

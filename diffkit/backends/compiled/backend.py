@@ -24,6 +24,7 @@ from ..forward import ForwardBackend
 from ..reverse import ReverseBackend, _rows
 from .autodiff import linearize, seed
 from .graph import evaluate, trace
+from .jit import Jit
 from .program import Program, build
 
 _FORWARD, _REVERSE = ForwardBackend(), ReverseBackend()
@@ -60,6 +61,11 @@ class CompiledBackend(Backend):
                 self.programs.popitem(last=False)
         self.last = prog
         return prog(*args)
+
+    def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        """``dk.jit(call, static_argnums=0)``: traced (the transform inside it too) once
+        per static values and shapes."""
+        return Jit(call, static_argnums=0)
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         if isinstance(x, Box):

@@ -105,6 +105,10 @@ class Jit:
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self.hits, self.misses, len(self.programs))
 
+    def setup_s(self) -> float:
+        """Seconds spent tracing, optimizing and compiling the programs cached now."""
+        return sum(p.setup_s for p in self.programs.values())
+
     def cache_clear(self) -> None:
         self.programs.clear()
         self.hits = self.misses = 0
