@@ -78,6 +78,18 @@ def test_a_failed_reference_is_a_sentence():
     assert said["message"] == "no reference (too deep)"
 
 
+def test_a_missing_reference_is_not_a_nan():
+    """A cell judged without a reference (it timed out) keeps its finite answer: the
+    missing derivative is not read as NaN ("the exact derivative ... is nan")."""
+    from diffkit.bench.verdict import judge
+
+    row = {"status": "ok", "value": 1.0, "derivative": [2.0, -1.0]}
+    ref = {"method": None, "message": "no reference (it took longer than 2 s)"}
+    assert judge(row, np.array([1.0, 2.0]), ref, lambda d: "") == row
+    nan_row = {**row, "derivative": [2.0, np.nan]}
+    assert judge(nan_row, np.array([1.0, 2.0]), ref, lambda d: "")["status"] == "nonfinite"
+
+
 # ------------------------------------------------------------------ fail before measuring
 
 

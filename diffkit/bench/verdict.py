@@ -47,6 +47,9 @@ def point_text(x: Any, limit: int = 4) -> str:
 
 
 def _first_bad(values: Any) -> tuple[int, float] | None:
+    """(index, value) of the first entry that is not finite; None (no values: None too)."""
+    if values is None:  # e.g. no reference: nothing to judge, not a NaN
+        return None
     a = np.asarray(values, dtype=float).ravel()
     bad = np.flatnonzero(~np.isfinite(a))
     return (int(bad[0]), float(a[bad[0]])) if bad.size else None
