@@ -413,7 +413,8 @@ def _console() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "diffkit_cli.main"]
 
 
-SLOW = ("import time\nimport diffkit.numpy as dnp\n\n\ndef f(x):\n    time.sleep(0.05)\n"
+# each call sleeps: slow enough that even a loaded machine cannot finish before the Ctrl-C
+SLOW = ("import time\nimport diffkit.numpy as dnp\n\n\ndef f(x):\n    time.sleep(0.15)\n"
         "    return dnp.sin(x) * x\n")
 CELLS = ["forward", "reverse", "numeric", "numeric:method=forward", "numeric:method=richardson",
          "numeric:order=4"]
