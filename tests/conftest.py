@@ -26,6 +26,30 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile("ci" if os.environ.get("CI") == "true"
                       else os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# SciPy is an optional extra: without it, the cases of its special functions (the table's
+# generated checks, the symbolic agreement, the module's doctest) skip, naming the extra.
+try:
+    import scipy.special  # noqa: F401
+    NEEDS_SCIPY: frozenset[str] = frozenset()
+except ImportError:
+    from diffkit.core import Primitive
+    from diffkit.primitives import special as _special
+
+    NEEDS_SCIPY = frozenset(v.name for v in vars(_special).values() if isinstance(v, Primitive))
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    if not NEEDS_SCIPY:
+        return
+    import pytest
+
+    skip = pytest.mark.skip(reason="SciPy is not installed: pip install 'diffkit[scipy]'")
+    for item in items:
+        case = item.nodeid.partition("[")[2].split("-")[0].rstrip("]")
+        if case in NEEDS_SCIPY or item.nodeid.startswith("diffkit/scipy/special.py"):
+            item.add_marker(skip)
+
+
 # ---------------------------------------------------------------- finite differences
 
 
