@@ -26,7 +26,10 @@ import numpy as np
 import diffkit as dk
 from diffkit import data
 
-path = Path(dk.__file__).resolve().parents[1] / "examples" / "three_families.py"
+# the clone's examples/ folder, found from where the notebook runs (docs/tutorials/ or above)
+here = Path.cwd().resolve()
+path = next(p / "examples" / "three_families.py" for p in (here, *here.parents)
+            if (p / "examples" / "three_families.py").exists())
 spec = importlib.util.spec_from_file_location("three_families", path)
 ex = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ex)
