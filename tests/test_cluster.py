@@ -204,6 +204,19 @@ def f(x):
 
 
 @needs_dask
+def test_each_figure_is_handed_to_draw_once_as_soon_as_its_cells_are_in(local2, tmp_path):
+    spec, path, seen = load_spec(SMALL), tmp_path / "r.jsonl", {}
+    run = Runner(path, spec["limits"])
+    data = _run_on(local2, spec, run, None, lambda fig, rows: seen.setdefault(
+        fig, []).append((rows, len(lines(path)))))
+    assert sorted(seen) == sorted(spec["figures"]) and all(len(v) == 1 for v in seen.values())
+    serial = _run(spec, run, None)  # nothing left to measure: the records as stored
+    assert {fig: v[0][0] for fig, v in seen.items()} == serial == data
+    everything = len(lines(path))  # figures whose cells all came in before the last one
+    assert min(n for [(_, n)] in seen.values()) < everything  # were drawn meanwhile
+
+
+@needs_dask
 def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
         local2, tmp_path):
     (tmp_path / "killer.py").write_text(KILLER)
@@ -261,8 +274,9 @@ def test_a_job_waits_for_the_cells_it_needs_and_is_dropped_when_they_failed(loca
 
     jobs = [job("big", "ok", ["small"], skip_after_timeout), job("small", "timeout"),
             job("bigger", "ok", ["big"])]
-    local2.run(jobs, lambda j, records: got.update({j.key: records[0]["status"]}))
-    assert got == {"small": "timeout", "bigger": "ok"} and asked == [{"small": "timeout"}]
+    local2.run(jobs, lambda j, records: got.update({j.key: records and records[0]["status"]}))
+    assert got == {"small": "timeout", "big": [], "bigger": "ok"}  # dropped: done, no records
+    assert asked == [{"small": "timeout"}]
 
 
 @needs_dask

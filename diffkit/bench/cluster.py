@@ -191,7 +191,8 @@ class Cluster:
         """Run ``jobs`` as tasks, ``done(job, records)`` on the client as each finishes.
 
         A job whose worker died is submitted once more; a second loss (or a task that
-        raised) calls ``done`` with its stubs as ``lost`` (``error``) records.
+        raised) calls ``done`` with its stubs as ``lost`` (``error``) records. A job its
+        ``wanted()`` drops is done with no records: ``done`` is called once per job.
         """
         from distributed import KilledWorker, as_completed
 
@@ -212,6 +213,7 @@ class Cluster:
                         submit(job, 1)
                     else:
                         todo.discard(job.key)
+                        done(job, [])
 
         count = 0
         try:
@@ -240,19 +242,19 @@ class Cluster:
         finally:
             self.client.cancel(list(running))
 
-    def call(self, calls: Sequence[Callable[[], T]]) -> list[T]:
-        """Each of ``calls`` run as a task, the results in order; a call whose worker
-        was lost runs here instead."""
+    def start(self, call: Callable[[], T]) -> Callable[[], T]:
+        """``call`` submitted as a task now; the function returned waits for its result
+        (a call whose worker was lost runs here instead)."""
         from distributed import KilledWorker
 
-        futures = [self.client.submit(c, pure=False) for c in calls]
-        results = []
-        for call, fut in zip(calls, futures):
+        fut = self.client.submit(call, pure=False)
+
+        def result() -> T:
             try:
-                results.append(fut.result())
+                return fut.result()
             except KilledWorker:
-                results.append(call())
-        return results
+                return call()
+        return result
 
     def _placed(self, r: Record) -> Record:
         return {**r, "concurrency": self.concurrency(r["host"])} if "host" in r else r

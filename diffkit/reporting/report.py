@@ -25,7 +25,6 @@ PosixPath('out/tiny/index.html')
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import csv
 import datetime
@@ -301,8 +300,8 @@ class Runner:
         from ..bench.cluster import Job
 
         self.plan.append(Job(what, work, stubs, key, after, wanted or (lambda: True)))
-        for r in stubs():
-            self._index({**r, "status": "lost", "message": "planned"})
+        for r in stubs():  # `job`: which planned job the figure walking past it waits for
+            self._index({**r, "status": "lost", "message": "planned", "job": len(self.plan) - 1})
 
     def compared(self, fn: str, backends: list[str]) -> list[Record]:
         """:func:`~diffkit.bench.harness.compare` at the default point (with the reference)."""
@@ -645,20 +644,42 @@ def _run(spec: dict[str, Any], run: Runner, progress: Progress | None
     return data
 
 
-def _run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress | None
-            ) -> None:
+def _run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress | None,
+            draw: Callable[[str, list[Record]], Any] | None = None) -> dict[str, list[Record]]:
     """Measure every missing cell of the spec as a task on ``cluster``; the records are
     stored (by this process alone) as tasks finish. The sweeps are walked first with
-    :attr:`Runner.plan` set, so the jobs are exactly the cells a serial run would measure."""
+    :attr:`Runner.plan` set, so the jobs are exactly the cells a serial run would measure.
+    Returns the records per figure; ``draw(fig, rows)`` is called for each figure as soon
+    as the jobs it waits for are done, so it can be drawn while other cells still run."""
     from ..bench.cluster import using
 
     run.plan = []
-    _run(spec, run, None)
+    planned = _run(spec, run, None)
     jobs, run.plan = run.plan, None
     run.reload()  # the planned cells' stubs go
+    waits = {fig: {r["job"] for r in rows if "job" in r} for fig, rows in planned.items()}
+    number = {id(job): k for k, job in enumerate(jobs)}
+    data: dict[str, list[Record]] = {}
+
+    def ready() -> None:  # each figure whose jobs are all done: its records, and drawn
+        for fig in spec["figures"]:
+            if fig not in data and not waits[fig]:
+                data[fig] = [r for _, work in _units(fig, spec[fig], run) for r in work()]
+                if draw is not None:
+                    draw(fig, data[fig])
+
+    def done(job: Any, records: list[Record]) -> None:
+        for r in records:
+            run._add(r)
+        for waiting in waits.values():
+            waiting.discard(number[id(job)])
+        ready()
+
+    ready()
     if jobs:
         with using(cluster) as c:
-            c.run(jobs, lambda job, records: [run._add(r) for r in records], progress)
+            c.run(jobs, done, progress)
+    return {fig: data[fig] for fig in spec["figures"]}
 
 
 def _rendered(fig: str, rows: list[Record], section: dict[str, Any], svg: bool
@@ -681,25 +702,30 @@ def _rendered(fig: str, rows: list[Record], section: dict[str, Any], svg: bool
     return files
 
 
-def _draw_all(spec: dict[str, Any], data: dict[str, list[Record]], out: Path, svg: bool,
-              cluster: Any = None) -> None:
-    """Every figure of ``data`` written into ``out``; drawn side by side on the workers
-    when a cluster is open (drawing is a quarter of a quick report's serial time)."""
-    calls = [functools.partial(_rendered, fig, rows, spec[fig], svg)
-             for fig, rows in data.items()]
-    drawn = cluster.call(calls) if cluster is not None else [c() for c in calls]
-    for fig, files in zip(data, drawn):
+def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Progress | None,
+          cluster: Any = None) -> dict[str, list[Record]]:
+    """Every missing cell of the spec measured and every figure written into ``out``;
+    the records per figure. On a cluster each figure is drawn on a worker as soon as its
+    cells are in, while the others still run (drawing is a quarter of a quick report's
+    serial time)."""
+    def write(fig: str, files: dict[str, bytes]) -> None:
         for suffix, blob in files.items():
             (out / fig).with_suffix(suffix).write_bytes(blob)
 
-
-def _opened(cluster: Any) -> contextlib.AbstractContextManager[Any]:
-    """The open cluster for a build (``None`` when it runs here)."""
     if cluster is None:
-        return contextlib.nullcontext()
+        data = _run(spec, run, progress)
+        for fig, rows in data.items():
+            write(fig, _rendered(fig, rows, spec[fig], svg))
+        return data
     from ..bench.cluster import using
 
-    return using(cluster)
+    with using(cluster) as c:
+        drawn: dict[str, Callable[[], dict[str, bytes]]] = {}
+        data = _run_on(c, spec, run, progress, lambda fig, rows: drawn.setdefault(
+            fig, c.start(functools.partial(_rendered, fig, rows, spec[fig], svg))))
+        for fig, files in drawn.items():
+            write(fig, files())
+    return data
 
 
 def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
@@ -721,11 +747,7 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     run = Runner(out / "results.jsonl", s["limits"])
-    with _opened(cluster) as c:
-        if c is not None:
-            _run_on(c, s, run, progress)
-        data = _run(s, run, None if c is not None else progress)
-        _draw_all(s, data, out, True, c)
+    data = _made(s, run, out, True, progress, cluster)
     chosen = which.rows(s["which"], run, progress)
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
@@ -747,12 +769,9 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
     s = load_spec(spec)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp, _opened(cluster) as c:
-        run = Runner(Path(tmp) / "results.jsonl", s["limits"])
-        if c is not None:
-            _run_on(c, s, run, progress)
-        data = _run(s, run, None if c is not None else progress)
-        _draw_all(s, data, out, False, c)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
+                     progress, cluster)
     return [out / f"{fig}.png" for fig in data]
 
 
