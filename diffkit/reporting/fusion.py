@@ -17,7 +17,6 @@ tracemalloc does not see Numba's allocations.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from ..backends import backend_from_spec
 from ..bench.measure import timed
 from ..bench.rss import bandwidth_bytes_per_s, peak_rss_bytes
 from ..transforms import grad
+from .report import write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"sizes": [1000, 10000, 100000, 1000000], "repeat": 5,
@@ -100,11 +100,6 @@ def build(spec: dict[str, Any], out: Path) -> Path:
     s = {**DEFAULTS, **spec.get("setup", {})}
     out.mkdir(parents=True, exist_ok=True)
     rows = measure(s["sizes"], s["repeat"])
-    fig = fusion_figure(rows, s["title"])
-    fig.savefig(out / "fusion.png", dpi=110)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
-    (out / "fusion.json").write_text(json.dumps({"setup": s, "rows": rows}, indent=1))
     fused = [r for r in rows if r["way"].startswith("compiled, fused") and r.get("fusion")]
     caption = ("Median time per gradient (left) and peak resident-memory growth of one "
                "gradient (right) of Rosenbrock's function against n. Eager reverse mode and "
@@ -114,6 +109,5 @@ def build(spec: dict[str, Any], out: Path) -> Path:
                + ". Dashed: the memory-bound limit, 16n bytes (x read, gradient written) "
                f"over the measured bandwidth ({rows[-1].get('bandwidth_bytes_per_s', 0) / 1e9:.1f}"
                " GB/s), and on the right the 16n bytes themselves.")
-    (out / "captions.md").write_text(f"# {s['title']}\n\n![fusion](fusion.png)\n\n{caption}\n",
-                                     encoding="utf-8")
-    return out / "captions.md"
+    return write_experiment(out, fusion_figure(rows, s["title"]), "fusion.png",
+                            ("fusion.json", {"setup": s, "rows": rows}), s["title"], caption)

@@ -17,7 +17,6 @@ counts the step evaluations; writes ``memory_vs_recompute.png``, ``recompute.jso
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import tracemalloc
@@ -30,6 +29,7 @@ import numpy as np
 from .. import numpy as dnp
 from ..checkpoint import checkpoint, checkpoint_loop
 from ..transforms import grad
+from .report import write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"lengths": [30, 100, 300, 1000], "size": 10_000, "snapshots": [4, 10],
@@ -131,15 +131,9 @@ def build(spec: dict[str, Any], out: Path) -> Path:
     s = {**DEFAULTS, **spec.get("setup", {})}
     out.mkdir(parents=True, exist_ok=True)
     rows = measure(s["lengths"], s["size"], s["snapshots"])
-    fig = memory_recompute_figure(rows, s["title"])
-    fig.savefig(out / "memory_vs_recompute.png", dpi=110)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
-    (out / "recompute.json").write_text(json.dumps({"setup": s, "rows": rows}, indent=1))
     caption = (f"Peak memory and CPU time of one gradient of an n-step loop "
                f"x ← x + 0.01 sin x over a {s['size']}-vector state. Dashed: O(n) and O(√n) "
                "through the first measured point; dotted: k stored states.")
-    (out / "captions.md").write_text(f"# {s['title']}\n\n![memory vs recompute]"
-                                     f"(memory_vs_recompute.png)\n\n{caption}\n",
-                                     encoding="utf-8")
-    return out / "captions.md"
+    return write_experiment(out, memory_recompute_figure(rows, s["title"]),
+                            "memory_vs_recompute.png", ("recompute.json", {"setup": s, "rows": rows}),
+                            s["title"], caption)

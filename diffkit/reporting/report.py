@@ -138,6 +138,22 @@ def run_experiment(raw: dict[str, Any], out_dir: Path) -> Path:
     return getattr(importlib.import_module(module), function)(raw, out_dir)
 
 
+def write_experiment(out: Path, figure: Any, png: str, numbers: tuple[str, Any], title: str,
+                     caption: str) -> Path:
+    """A one-figure experiment's files in ``out``: the figure as ``png`` (110 dpi, then
+    closed), ``numbers`` = (file name, data) as JSON, and ``captions.md``; returns the
+    path of ``captions.md``."""
+    import matplotlib.pyplot as plt
+
+    figure.savefig(out / png, dpi=110)
+    plt.close(figure)
+    (out / numbers[0]).write_text(json.dumps(numbers[1], indent=1))
+    alt = Path(png).stem.replace("_", " ")
+    (out / "captions.md").write_text(f"# {title}\n\n![{alt}]({png})\n\n{caption}\n",
+                                     encoding="utf-8")
+    return out / "captions.md"
+
+
 def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     """The spec (a TOML file or a dict) with every default filled in and checked.
 
