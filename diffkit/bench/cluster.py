@@ -133,10 +133,13 @@ class Cluster:
             self._config = dask.config.set({"distributed.scheduler.allowed-failures": 0,
                                             "distributed.scheduler.worker-saturation": 1.0,
                                             "distributed.worker.daemon": False})
-            try:  # its status page on a free local port: no clash with another cluster
+            # its status page on a free local port: no clash with another cluster. Its
+            # logs stay quiet: a lost worker or task is reported in the cells' records,
+            # and a worker's heartbeat racing the shutdown is no news to a user
+            try:
                 self._local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                            memory_limit=0, dashboard_address="127.0.0.1:0",
-                                           silence_logs=logging.ERROR, env=ONE_THREAD)
+                                           silence_logs=logging.CRITICAL, env=ONE_THREAD)
             except BaseException:
                 self._config.__exit__(None, None, None)
                 raise
