@@ -2,6 +2,7 @@
 
     python benchmarks/soak.py --programs 10000            # all cores, seed 0
     python benchmarks/soak.py --programs 2000 --seed 7 --jobs 2 --json soak.json
+    python benchmarks/soak.py --programs 10000 --seed 7 --json soak.json --resume  # go on
 
 The programs and the oracle are those of the test suite (``tests/strategies.py``): straight-
 line programs over the whole primitive table (gradients, Jacobians, Hessians, nested
@@ -135,9 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-shrink", dest="shrink", action="store_false")
     ap.add_argument("--shrink-budget", type=int, default=60)
     ap.add_argument("--json", help="write every record (JSON Lines) to this file")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the --json file's records, judge only the programs it lacks "
+                         "and append them (a soak spread over several runs)")
     args = ap.parse_args(argv)
     if args.programs < 1 or args.jobs < 1:
         ap.error("--programs and --jobs must be positive")
+    if args.resume and not args.json:
+        ap.error("--resume needs --json FILE")
+    kept = judged_before(args.json) if args.resume else []
 
     start = time.perf_counter()
     S.Builder.max_lane = args.max_lane
@@ -158,12 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     S.judge(S.Program("def f(x):\n    return dnp.sum(dnp.where(x > 0, dnp.sin(x), x * x))\n", [0.5, -1.0]))
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(chosen[w::args.jobs], args, queue))
+    seen = {r["index"] for r in kept}
+    todo = [i for i in chosen if i not in seen]
+    procs = [ctx.Process(target=worker, args=(todo[w::args.jobs], args, queue))
              for w in range(args.jobs)]
     for proc in procs:
         proc.start()
-    records: list[dict] = []
-    sink = open(args.json, "w") if args.json else None
+    records: list[dict] = [r for r in kept if r["index"] in set(chosen) - set(todo)]
+    sink = open(args.json, "a" if args.resume else "w") if args.json else None
+    if sink and sink.tell() and not open(args.json, "rb").read().endswith(b"\n"):
+        sink.write("\n")  # a line a killed run cut short stays apart from the next one
     done = 0
     try:
         while done < len(procs):
@@ -187,16 +198,33 @@ def main(argv: list[str] | None = None) -> int:
     if sink:
         sink.close()
     records.sort(key=lambda r: r["index"])
-    print(summary(records, rejected, time.perf_counter() - start, args))
+    print(summary(records, rejected, time.perf_counter() - start, args, len(chosen) - len(todo)))
     new = [v for r in records for v in r["verdicts"]
            if v["status"] in ("disagree", "error") and not known_bug(v, r)]
     return 1 if new else 0
 
 
-def summary(records: list[dict], rejected: Counter, seconds: float, args: argparse.Namespace) -> str:
-    lines = [f"diffkit differential soak: seed {args.seed}, {len(records)} programs judged in "
-             f"{seconds:.0f} s ({args.jobs} jobs); {sum(rejected.values())} draws rejected by the "
-             "generator"]
+def judged_before(path: str) -> list[dict]:
+    """The records of an earlier soak's JSON Lines file (none if it does not exist; a line
+    cut short by a killed run is judged again)."""
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as lines:
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def summary(records: list[dict], rejected: Counter, seconds: float, args: argparse.Namespace,
+            earlier: int = 0) -> str:
+    lines = [f"diffkit differential soak: seed {args.seed}, {len(records)} programs judged"
+             + (f" ({earlier} by earlier runs, kept in {args.json})" if earlier else "")
+             + f", this run {seconds:.0f} s ({args.jobs} jobs); {sum(rejected.values())} draws "
+             "rejected by the generator"]
     fam = Counter(f"{r['family']}/{r['kind']}" for r in records)
     lines.append("programs: " + ", ".join(f"{k} {v}" for k, v in sorted(fam.items())))
     table: dict[str, Counter] = defaultdict(Counter)
