@@ -18,6 +18,7 @@ from .codegen import compile_source, generate, is_scalar
 from .graph import Const, Graph, trace
 from .kernels import fused_program
 from .passes import optimize, plan_buffers
+from .scalar_vm import Tape, scalar_program
 
 
 @dataclass(eq=False)
@@ -36,9 +37,12 @@ class Program:
     _numpy: Callable[..., tuple] | None = None
     fusion: str = ""          # the fusion report (fuse=True), e.g. "1 kernel, 0 library calls: ..."
     kernel_source: str = ""   # the numba kernels' source, when they run
+    vm: Tape | None = None    # a scalar program on the tape VM (fuse=True, numba)
 
     def __call__(self, *leaves: Any) -> Any:
-        if self.scalar:
+        if self.vm is not None:
+            outs = self.vm(leaves)
+        elif self.scalar:
             outs = self._floats(leaves)
         else:
             outs = list(self.fn(*leaves))
@@ -78,13 +82,17 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
           fuse: bool = False, parallel: bool = False) -> Program:
     """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile
     (a graph of float64 scalars as plain floats and math, unless ``floats`` is False;
-    with ``fuse``, elementwise chains run as numba kernels, see :mod:`.kernels`)."""
+    with ``fuse``, elementwise chains run as numba kernels, see :mod:`.kernels`, and a
+    scalar graph on the tape VM, see :mod:`.scalar_vm`)."""
     start = time.perf_counter()
     graph = trace(fun, args, static_argnums, names)
     traced = len(graph)
     graph, passes = optimize(graph)
-    report, kernels, scalar = "", "", False
-    fused = fused_program(graph, name, parallel) if fuse else None
+    report, kernels, vm = "", "", None
+    scalar = floats and is_scalar(graph)
+    if fuse and scalar:
+        vm, report = scalar_program(graph)
+    fused = fused_program(graph, name, parallel) if fuse and not scalar else None
     if fused is not None:
         missing = fused[0].kernels and fused[1] is None
         report = fused[0].report() + (" (run unfused: numba missing)" if missing else "")
@@ -92,10 +100,9 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
         (source, kernels, fn), saved = fused[1], 0
     else:
         plan, saved = plan_buffers(graph)
-        scalar = floats and is_scalar(graph)
         source, ns = generate(graph, name, plan, scalar)
         fn = compile_source(source, ns, name)
     inputs = set(graph.inputs)
     copy_out = [k for k, a in enumerate(graph.outputs) if isinstance(a, Const) or a in inputs]
     return Program(graph, traced, passes, source, fn, time.perf_counter() - start, saved,
-                   copy_out, scalar, fusion=report, kernel_source=kernels)
+                   copy_out, scalar, fusion=report, kernel_source=kernels, vm=vm)
