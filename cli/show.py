@@ -66,6 +66,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
     import numpy as np
 
     from diffkit.backends.compiled.fusion import fuse
+    from diffkit.backends.compiled.scalar_vm import encode
     from diffkit.backends.compiled.show import adjoint_program
     from diffkit.bench.formula import FormulaError, parse_formula
     from diffkit.bench.targets import find_target, parse_at
@@ -89,7 +90,9 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
     click.echo(f"generated forward and adjoint program ({prog.summary()}; trace + optimize + "
                f"generate {prog.setup_s * 1e3:.1f} ms):\n")
     click.echo(prog.source)
-    click.echo(f"fused (dk.jit(f, fuse=True), numba): {fuse(prog.graph).report()}\n")
+    tape = encode(prog.graph)  # a scalar program runs on the tape VM
+    click.echo(f"fused (dk.jit(f, fuse=True), numba): "
+               f"{tape.report() if tape else fuse(prog.graph).report()}\n")
     click.echo(f"value: {np.asarray(value).tolist()}")
     for n, g in zip(inputs, grads):
         click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")
