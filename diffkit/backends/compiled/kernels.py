@@ -39,8 +39,9 @@ from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand
                      root_shape)
 from .graph import Atom, Const, Eqn, Graph, Var
 
-MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program; "
-           "for fused kernels: pip install diffkit[jit]")
+MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
+           "floats for a scalar one); for fused kernels and the scalar tape VM: "
+           "pip install diffkit[jit]")
 _said_missing = False
 _modules: dict[str, Any] = {}  # source hash -> imported kernel module (this process)
 MAX_EDGES = 16  # at most this many outer indices run apart from the branch-free middle

@@ -101,7 +101,8 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
     else:
         plan, saved = plan_buffers(graph)
         source, ns = generate(graph, name, plan, scalar)
-        fn = compile_source(source, ns, name)
+        # (the source is there to read; on the tape VM, Python need not compile it)
+        fn = compile_source(source, ns, name) if vm is None else vm.function()
     inputs = set(graph.inputs)
     copy_out = [k for k, a in enumerate(graph.outputs) if isinstance(a, Const) or a in inputs]
     return Program(graph, traced, passes, source, fn, time.perf_counter() - start, saved,

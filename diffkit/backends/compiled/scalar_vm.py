@@ -47,8 +47,8 @@ from .kernels import numba_or_none
 # opcodes (the interpreter tests them in this order: the common ones first)
 (MUL, ADD, SUB, DIV, NEG, SIN, COS, EXP, LOG, TANH, POWER, SQRT, ABS, SIGMOID, SELECT,
  GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, EQUAL, NOT_EQUAL, MAXIMUM, MINIMUM, SIGN, TAN,
- SINH, COSH, ARCSIN, ARCCOS, ARCTAN, ARCSINH, ARCCOSH, ARCTANH, LOG1P, EXPM1, EXP2, CBRT,
- ARCTAN2, HYPOT) = range(39)
+ SINH, COSH, ARCSIN, ARCCOS, ARCTAN, ARCSINH, ARCCOSH, ARCTANH, LOG1P, EXPM1, EXP2, ARCTAN2,
+ HYPOT) = range(38)
 
 #: primitive name -> (opcode, number of operands)
 OPCODES: dict[str, tuple[int, int]] = {
@@ -61,7 +61,7 @@ OPCODES: dict[str, tuple[int, int]] = {
     "sign": (SIGN, 1), "tan": (TAN, 1), "sinh": (SINH, 1), "cosh": (COSH, 1),
     "arcsin": (ARCSIN, 1), "arccos": (ARCCOS, 1), "arctan": (ARCTAN, 1),
     "arcsinh": (ARCSINH, 1), "arccosh": (ARCCOSH, 1), "arctanh": (ARCTANH, 1),
-    "log1p": (LOG1P, 1), "expm1": (EXPM1, 1), "exp2": (EXP2, 1), "cbrt": (CBRT, 1),
+    "log1p": (LOG1P, 1), "expm1": (EXPM1, 1), "exp2": (EXP2, 1),
     "arctan2": (ARCTAN2, 2), "hypot": (HYPOT, 2),
 }
 _NAMES = {op: name for name, (op, _) in OPCODES.items()}
@@ -151,8 +151,6 @@ def interpret(code: np.ndarray, regs: np.ndarray, inputs: np.ndarray,
             r = math.expm1(a)
         elif op == EXP2:
             r = math.pow(2.0, a)
-        elif op == CBRT:
-            r = np.cbrt(a)
         elif op == ARCTAN2:
             r = math.atan2(a, b)
         else:  # HYPOT (encode writes no other opcode)
@@ -199,6 +197,10 @@ class Tape:
         for k, v in self.fixed.items():
             outs[k] = v
         return outs
+
+    def function(self) -> Callable[..., tuple]:
+        """The tape as a function of the inputs returning a tuple, as generated code does."""
+        return lambda *leaves: tuple(self(leaves))
 
     def report(self) -> str:
         """``scalar program: 4,494 instructions on the tape VM``."""
