@@ -118,8 +118,9 @@ def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = Fa
         parallel: bool = False) -> Jit:
     """Compile ``fun``: trace it once per argument shapes/dtypes (and static values) to a
     graph, optimize it, and run generated numpy code from then on. ``fuse=True`` runs
-    chains of elementwise operations as one numba loop each (``pip install diffkit[jit]``;
-    without numba it says so once and runs the numpy code); ``parallel=True`` lets those
+    chains of elementwise operations as one numba loop each, and a program of scalars on
+    the tape VM (``pip install diffkit[jit]``; without numba it says so once and runs the
+    numpy code); ``parallel=True`` lets those
     loops use all cores (default: one thread, for steady timings)."""
     return Jit(fun, static_argnums, fuse, parallel)
 
