@@ -231,3 +231,15 @@ def test_without_numba_a_scalar_program_says_so_and_runs_on_plain_floats(monkeyp
     for _ in range(500):
         x, dx = 0.9 * math.sin(x) + 0.1 * x, (0.9 * math.cos(x) + 0.1) * dx
     assert_close(f(0.3), dx, rtol=1e-12)
+
+
+def test_show_code_says_a_scalar_program_runs_on_the_tape_vm(capsys):
+    from diffkit_cli.main import main
+
+    try:
+        main(["show", "--code", "log(x1) + x1*x2 - sin(x2)", "--at", "x1=2,x2=5"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    out = capsys.readouterr().out
+    assert "fused (dk.jit(f, fuse=True), numba): scalar program: 10 instructions on the tape VM" \
+        in out
