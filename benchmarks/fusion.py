@@ -199,8 +199,10 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
 
 def vm_compile() -> str:
     """Seconds to compile the tape VM's interpreter in a fresh process with an empty Numba
-    cache, then to load it from that cache in another (after numba's own import)."""
-    code = ("import time, numba\nfrom diffkit.backends.compiled.scalar_vm import interpreter\n"
+    cache, then to load it from that cache in another (each after numba's own start-up)."""
+    code = ("import time, numpy as np, diffkit as dk, diffkit.numpy as dnp\n"
+            "from diffkit.backends.compiled.scalar_vm import interpreter\n"
+            "dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))\n"
             "start = time.perf_counter()\ninterpreter()\nprint(time.perf_counter() - start)\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="diffkit-vm-bench-")}
     times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -73,7 +73,8 @@ def interpret(code: np.ndarray, regs: np.ndarray, inputs: np.ndarray,
     """Run a tape: write ``inputs`` to the first registers, then row ``k`` of ``code``
     into register ``base + k``; return the registers ``outputs`` names. Plain Python
     here; :func:`interpreter` is the same function compiled by Numba."""
-    regs[:inputs.size] = inputs
+    for i in range(inputs.size):
+        regs[i] = inputs[i]
     base = regs.size - code.shape[0]
     for k in range(code.shape[0]):
         op = code[k, 0]
