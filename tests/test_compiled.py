@@ -420,6 +420,18 @@ def test_cache_per_shape_dtype_and_static_value():
     assert len(be.programs) == 2
 
 
+def test_float_arrays_and_lists_of_the_same_shape_share_one_program():
+    f = dk.jit(lambda w, X: dnp.sum(dnp.sin(X @ w)))
+    w, X = np.array([0.5, -1.0]), np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    expected = np.sum(np.sin(X @ w))
+    assert_close(f(w, X), expected, rtol=1e-15, atol=0)          # arrays (the quick key)
+    assert_close(f(w.tolist(), X.tolist()), expected, rtol=1e-15, atol=0)  # converted
+    assert_close(f(w, X.astype(np.int64) + 0.0), expected, rtol=1e-15, atol=0)
+    assert f.cache_info() == (2, 1, 1)
+    assert f(w.astype(np.float32), X.astype(np.float32)).dtype == np.float32
+    assert f.cache_info() == (2, 2, 2)
+
+
 def test_bad_input_is_one_clear_line():
     with pytest.raises(dk.DiffkitError, match="returned a str"):
         dk.jit(lambda x: "no")(1.0)

@@ -40,6 +40,10 @@ class Jit:
 
     def _signature(self, args: tuple) -> tuple[Any, list[Any], tuple]:
         """(cache key, dynamic leaves, args with converted leaves)."""
+        if not self.static and all(type(a) is np.ndarray and a.ndim and a.dtype.kind == "f"
+                                   for a in args):
+            # float arrays, the common call: the key the general path below would make
+            return tuple(("None", ((a.shape, a.dtype.str),)) for a in args), list(args), args
         for i in self.static:
             if not -len(args) <= i < len(args):
                 raise DiffkitError(f"jit: static_argnums={self.static!r} is out of range for "
