@@ -209,8 +209,9 @@ def test_adjoints_of_one_slice_are_scattered_once():
     x = np.array([0.3, -1.2, 0.8, 1.5])
     assert_close(dk.grad(rosenbrock, backend=be)(x), rosenbrock_grad(x), rtol=1e-14)
     ops = [e.prim.name for e in be.last.graph.eqns]
-    assert ops.count("scatter_add") == 2 and len(ops) == 21
-    assert be.last.source.splitlines()[-2].endswith("out=v16)")  # x_bar written into a scatter
+    assert ops.count("scatter_add") == 2 and len(ops) == 19  # (-(2·u), 100·(2·v) folded)
+    last = be.last.source.splitlines()[-2]  # x_bar written into a scatter's buffer
+    assert last.startswith("    x_bar = np.add(") and last.endswith(", out=v14)")
 
 
 def test_rosenbrock_gradient_and_hessian_match_closed_forms():
@@ -418,6 +419,22 @@ def test_cache_per_shape_dtype_and_static_value():
     g = dk.grad(lambda x: dnp.sum(x ** 2), backend=be)
     g(np.ones(2)), g(np.ones(2)), g(np.ones(3))
     assert len(be.programs) == 2
+
+
+@pytest.mark.parametrize("f, folds", [
+    (lambda x: 100.0 * (2.0 * x), True),      # a power of two inside, |c| >= 1 outside
+    (lambda x: -(3.0 * x), True),
+    (lambda x: 0.5 * (2.0 * x), False),       # 2x overflows where x is not: keep the inf
+    (lambda x: 3.0 * (0.5 * x), False),       # 0.5x rounds a subnormal x: keep that rounding
+    (lambda x: 3.0 * (6.0 * x), False),       # 6x rounds: (3·6)x could differ in the last bit
+])
+def test_constant_factors_fold_only_where_the_bits_are_the_same(f, folds):
+    x = np.array([1.1, -0.7, 1e308, -1.7e308, 5e-324, -2.5e-323, 3e-310, 0.1, 1 / 3])
+    jf = dk.jit(f)
+    with np.errstate(over="ignore", under="ignore"):
+        np.testing.assert_array_equal(jf(x), f(x))  # numpy's own answer, bit for bit
+    muls = [e for e in jf.program(x).graph.eqns if e.prim.name in ("mul", "neg")]
+    assert (len(muls) == 1) == folds
 
 
 def test_float_arrays_and_lists_of_the_same_shape_share_one_program():

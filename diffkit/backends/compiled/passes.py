@@ -4,8 +4,10 @@
   now and becomes a constant.
 * :func:`simplify` — algebraic identities: ``x*1``, ``x/1``, ``x+0``, ``x-0``, ``-(-x)``,
   ``x * zeros`` (a zero adjoint or tangent), reshapes and broadcasts to the same shape,
-  ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``) and
-  ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``). A *fill* (an array whose
+  ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``),
+  ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``), and the constant factors
+  that derivatives chain, where the result is the same to the bit: ``-(c * x)`` =
+  ``(-c) * x``, ``c * (2 * x)`` = ``(2c) * x`` (for ``|c| >= 1``). A *fill* (an array whose
   entries all equal one number, like the seed adjoint spread over ``x`` by ``sum``) stays
   symbolic: ``broadcast_to(c, shape)``, a view, never an array built at setup; arithmetic
   on fills is done on the number, and a fill meeting a full array becomes that number.
@@ -27,6 +29,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -222,7 +225,7 @@ def simplify(graph: Graph) -> Graph:
     return _rebuild(graph, kept, subst)
 
 
-_RULES = ("add", "neg", "reshape", "broadcast_to", "sum")  # identities on variables alone
+_RULES = ("add", "neg", "mul", "reshape", "broadcast_to", "sum")  # identities on variables
 
 
 def _plain(a: Atom, fills: dict[Var, float]) -> bool:
@@ -277,6 +280,10 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
             if u != (x, y):
                 return _identity(Eqn(e.prim, u, out, e.params), made, fills) \
                     or Eqn(e.prim, u, out, {})
+    if name in ("mul", "neg") and out.dtype == np.float64:
+        folded = _factors(e, made)
+        if folded is not None:
+            return folded
     if name == "add" and all(isinstance(a, Var) and a in made
                              and made[a].prim.name == "scatter_add" for a in ins):
         return _merged_scatters(e, made[ins[0]], made[ins[1]])
@@ -287,6 +294,46 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
         return ins[0]
     if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
         return _sum_of_broadcast(e, made[ins[0]])
+    return None
+
+
+def _scaled(a: Atom, made: dict[Var, Eqn], out: Var) -> tuple[float, Var] | None:
+    """``(c, x)`` when ``a`` is ``c * x`` (a number times a variable of ``out``'s type)."""
+    e = made.get(a) if isinstance(a, Var) else None
+    if e is None or e.prim.name != "mul" or not _same(a, out):
+        return None
+    for c, x in (e.inputs, e.inputs[::-1]):
+        if type(c) is float and _same(x, out):
+            return c, x
+    return None
+
+
+def _factors(e: Eqn, made: dict[Var, Eqn]) -> Eqn | None:
+    """``-(c * x)`` as ``(-c) * x``; ``c1 * (c2 * x)`` as ``(c1 * c2) * x`` when ``c2`` is a
+    power of two (>= 2 in size: doubling is exact) and ``|c1| >= 1`` (so both forms
+    overflow for the same x): one rounding of the same real number, the same bits.
+
+    >>> from diffkit.primitives import mul, neg
+    >>> x, v, w = (Var(n, (3,), np.dtype(np.float64)) for n in (1, 2, 3))
+    >>> made = {v: Eqn(mul, (2.0, x), v, {})}
+    >>> _factors(Eqn(mul, (100.0, v), w, {}), made).inputs == (200.0, x)
+    True
+    >>> _factors(Eqn(neg, (v,), w, {}), made).inputs == (-2.0, x)
+    True
+    """
+    from ...primitives import mul
+
+    if e.prim.name == "neg":
+        inner = _scaled(e.inputs[0], made, e.out)
+        return None if inner is None else Eqn(mul, (-inner[0], inner[1]), e.out, {})
+    for c1, a in (e.inputs, e.inputs[::-1]):
+        inner = _scaled(a, made, e.out) if type(c1) is float else None
+        if inner is None:
+            continue
+        c2, x = inner
+        if abs(math.frexp(c2)[0]) == 0.5 and abs(c2) >= 2 and 1 <= abs(c1) < math.inf \
+                and math.isfinite(c1 * c2):
+            return Eqn(mul, (c1 * c2, x), e.out, {})
     return None
 
 
