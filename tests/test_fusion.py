@@ -144,6 +144,7 @@ def test_linear_model_gradients_read_the_matrix_once(constant):
     prog = grad.program(*args)
     assert "@" not in prog.source and "np.zeros((7,)" in prog.source
     assert "ai = a0[i0]" in prog.kernel_source and "u += ai[j]" in prog.kernel_source
+    assert "0 library calls" in prog.fusion and "one pass over" in prog.fusion
     vg = dk.jit(lambda w: dk.value_and_grad(lambda w: dnp.sum((X @ w - y) ** 2))(w), fuse=True)
     value, g = vg(w)
     assert_close(value, np.sum((X @ w - y) ** 2), rtol=1e-13)

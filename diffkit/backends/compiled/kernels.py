@@ -354,6 +354,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
             src = kw.source()
             if kw.fits():
                 absorbed |= rows[step].absorbed
+                step.rows = (rows[step].matrix, rows[step].out)
                 kernel_src.append(src)
                 calls.append((step, kw))
                 continue
@@ -364,6 +365,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         kernel_src.append(kw.source(parallel))
         calls.append((step, kw))
     calls = [(step, kw) for step, kw in calls if step not in absorbed]
+    plan.steps = [step for step in plan.steps if step not in absorbed]  # (for the report)
     module = _load(kernel_src, parallel)
     w.ns["_s"] = _scalar
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
