@@ -126,50 +126,6 @@ def test_logistic_regression_gradient_against_the_closed_form():
     assert "1 kernel" in FUSED.last.fusion
 
 
-@needs_numba
-@pytest.mark.parametrize("constant", [False, True])  # X an argument, or captured
-def test_linear_model_gradients_read_the_matrix_once(constant):
-    """A @ w, the kernel and A.T @ r as one loop over A's rows; values against closed
-    forms (logistic loss, least squares with its value in the same loop)."""
-    rng = np.random.default_rng(5)
-    X, y, w = rng.normal(size=(300, 7)), np.sign(rng.normal(size=300)), rng.normal(size=7)
-    if constant:
-        grad = dk.jit(lambda w: dk.grad(lambda w: logistic_loss(w, X, y))(w), fuse=True)
-        args = (w,)
-    else:
-        grad = dk.jit(lambda w, X, y: dk.grad(logistic_loss)(w, X, y), fuse=True)
-        args = (w, X, y)
-    p = 1.0 / (1.0 + np.exp(y * (X @ w)))
-    assert_close(grad(*args), -(X.T @ (y * p)) / 300, rtol=1e-13)
-    prog = grad.program(*args)
-    assert "@" not in prog.source and "np.zeros((7,)" in prog.source
-    assert "ai = a0[i0]" in prog.kernel_source and "u += ai[j]" in prog.kernel_source
-    assert "0 library calls" in prog.fusion and "one pass over" in prog.fusion
-    vg = dk.jit(lambda w: dk.value_and_grad(lambda w: dnp.sum((X @ w - y) ** 2))(w), fuse=True)
-    value, g = vg(w)
-    assert_close(value, np.sum((X @ w - y) ** 2), rtol=1e-13)
-    assert_close(g, 2.0 * X.T @ (X @ w - y), rtol=1e-12)
-    assert "@" not in vg.program(w).source
-
-
-@needs_numba
-def test_a_product_used_elsewhere_stays_a_library_call():
-    """X @ w also returned, or read at a shifted index: no row loop, same values."""
-    rng = np.random.default_rng(6)
-    X, w = rng.normal(size=(50, 4)), rng.normal(size=4)
-    both = dk.jit(lambda w: (X @ w, dk.grad(lambda w: dnp.sum(dnp.sin(X @ w)))(w)), fuse=True)
-    u, g = both(w)
-    assert_close(u, X @ w, rtol=1e-14)
-    assert_close(g, X.T @ np.cos(X @ w), rtol=1e-13)
-    shifted = dk.jit(lambda w: dk.grad(lambda w: dnp.sum(dnp.sin((X @ w)[1:]) * (X @ w)[:-1]))(w),
-                     fuse=True)
-    u = X @ w
-    r = np.zeros(50)
-    r[1:] += np.cos(u[1:]) * u[:-1]
-    r[:-1] += np.sin(u[1:])
-    assert_close(shifted(w), X.T @ r, rtol=1e-12)
-
-
 FUNCTIONS = {  # elementwise chains, broadcasts, masks, shifted slices, 2-D domains
     "sin_exp": (lambda x: dnp.sum(dnp.sin(x) * dnp.exp(0.3 * x)), (7,)),
     "sigmoid_tanh": (lambda x: dnp.sum(dnp.sigmoid(x) - dnp.tanh(x) ** 3), (6,)),

@@ -53,15 +53,10 @@ class Kernel:
     outputs: list[Var] = field(default_factory=list)      # materialized arrays
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
     ops: int = 0                                          # fusible equations it evaluates
-    rows: tuple[Atom, Var] | None = None  # (A, A.T @ r): run over A's rows (see rows.py)
 
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
                                                    for e in self.reductions]
-        if self.rows is not None:
-            a = names.get(self.rows[0], "a constant") if isinstance(self.rows[0], Var) \
-                else "a constant"
-            made[0] = f"{names[self.rows[1]]} (A @ v and A.T @ r in one pass over {a})"
         return f"{self.name} = {self.ops} ops over {self.domain} -> {', '.join(made)}"
 
 

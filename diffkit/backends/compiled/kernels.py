@@ -46,7 +46,6 @@ from .codegen import INFIX, MATH, _Writer, compile_source
 from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
                      root_shape)
 from .graph import Atom, Const, Eqn, Graph, Var
-from .rows import RowFusion, row_fusions
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "
@@ -108,8 +107,6 @@ class KernelWriter:
         self.ranges: list[tuple[int, int]] = []
         self.tmp = 0
         self.depth = 1                   # indentation of the line being written
-        self.writes: list[Var] = kernel.outputs  # the arrays o0, o1 ... (the caller's)
-        self.fill = "empty"              # how the caller makes them (np.empty / np.zeros)
 
     # ---------------------------------------------------------------- operands
     def arg(self, a: Var | Const) -> str:
@@ -260,7 +257,6 @@ class KernelWriter:
             self.ranges.append((0, n))
         self.scopes = [{}]
         self.depth = len(dom) + 1
-        self.open_row()
         full = tuple(("i", a, 0) for a in range(len(dom)))
         roots = [(v.shape, v, None) for v in self.kernel.outputs] + \
                 [(root_shape(e), None, e) for e in self.kernel.reductions]
@@ -274,8 +270,9 @@ class KernelWriter:
             def body(v: Var | None = v, e: Eqn | None = e) -> None:
                 pad = "    " * self.depth
                 if v is not None:
-                    self.lines += [pad + line for line in self.store(
-                        self.kernel.outputs.index(v), self.value(v, full))]
+                    self.lines.append(pad + f"o{self.kernel.outputs.index(v)}"
+                                      f"[{', '.join(f'i{a}' for a in range(len(dom)))}] = "
+                                      f"{self.value(v, full)}")
                 else:
                     self.lines.append(pad + f"s{self.kernel.reductions.index(e)} += "
                                       f"{self.value(e.inputs[0], full)}")
@@ -285,48 +282,16 @@ class KernelWriter:
                 body()
         self.ranges = []
 
-    def open_row(self) -> None:
-        """Lines at the top of the loop body, before any value (none here)."""
-
-    def store(self, k: int, value: str) -> list[str]:
-        """Lines that write output ``k`` at the loop's index."""
-        return [f"o{k}[{', '.join(f'i{a}' for a in range(len(self.kernel.domain)))}] = {value}"]
-
     def source(self, parallel: bool = False) -> str:
         """The kernel as Python source for ``numba.njit``: inputs, then the arrays to
         write (``o0, o1 ...``); it returns the fused sums, if any."""
         self.loops("prange" if parallel else "range")
-        outs = [f"o{k}" for k in range(len(self.writes))]
+        outs = [f"o{k}" for k in range(len(self.kernel.outputs))]
         sums = [f"s{k}" for k in range(len(self.kernel.reductions))]
         head = [f"def {self.kernel.name}({', '.join([*self.args.values(), *outs])}):"]
         head += [f"    {s} = 0.0" for s in sums]
         tail = [f"    return ({', '.join(sums)},)"] if sums else []
         return "\n".join(head + self.lines + tail) + "\n"
-
-
-class RowWriter(KernelWriter):
-    """A kernel inside a loop over the rows of a matrix (see :mod:`.rows`): it reads
-    ``u = (A @ v)[i0]`` computed at the row, and adds ``r * A[i0]`` into ``g``."""
-
-    def __init__(self, plan: FusionPlan, rows: RowFusion, names: dict[Var, str]) -> None:
-        super().__init__(plan, rows.kernel, names)
-        self.rows = rows
-        self.writes, self.fill = [rows.out], "zeros"
-
-    def open_row(self) -> None:
-        a, v = self.arg(self.rows.matrix), self.arg(self.rows.vector)
-        self.lines += [f"        ai = {a}[i0]", "        u = 0.0",
-                       f"        for j in range({self.rows.matrix.shape[1]}):",
-                       f"            u += ai[j] * {v}[j]"]
-        self.scopes[-1][("read", self.rows.product, (("i", 0, 0),))] = "u"
-
-    def store(self, k: int, value: str) -> list[str]:
-        return [f"r = {value}", f"for j in range({self.rows.matrix.shape[1]}):",
-                "    o0[j] += r * ai[j]"]
-
-    def fits(self) -> bool:
-        """Did every read of ``u`` fall on the row (no shifted ``u[i0 + 1]``)?"""
-        return self.rows.product not in self.args
 
 
 def _all_f64(e: Eqn) -> bool:
@@ -346,26 +311,14 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
     around them. Needs numba (see :func:`numba_or_none`)."""
     graph = plan.graph
     w = _Writer(graph)
-    kernel_src, calls, absorbed = [], [], set()
-    rows = {} if parallel else row_fusions(plan)
+    kernel_src, calls = [], []
     for step in plan.steps:
-        if isinstance(step, Kernel) and step in rows:
-            kw = RowWriter(plan, rows[step], w.names)
-            src = kw.source()
-            if kw.fits():
-                absorbed |= rows[step].absorbed
-                step.rows = (rows[step].matrix, rows[step].out)
-                kernel_src.append(src)
-                calls.append((step, kw))
-                continue
         if isinstance(step, Eqn):
             calls.append((step, None))
             continue
         kw = KernelWriter(plan, step, w.names)
         kernel_src.append(kw.source(parallel))
         calls.append((step, kw))
-    calls = [(step, kw) for step, kw in calls if step not in absorbed]
-    plan.steps = [step for step in plan.steps if step not in absorbed]  # (for the report)
     module = _load(kernel_src, parallel)
     w.ns["_s"] = _scalar
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
@@ -376,10 +329,10 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         fn = getattr(module, step.name)
         w.ns[step.name] = fn
         args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in kw.arg_atoms]
-        _warm(fn, kw.arg_atoms, kw.writes)
-        outs = [w.names[v] for v in kw.writes]
-        lines += [f"    {o} = np.{kw.fill}({v.shape!r}, np.{_dtype(v)})"
-                  for o, v in zip(outs, kw.writes)]
+        _warm(fn, kw.arg_atoms, step.outputs)
+        outs = [w.names[v] for v in step.outputs]
+        lines += [f"    {o} = np.empty({v.shape!r}, np.{_dtype(v)})"
+                  for o, v in zip(outs, step.outputs)]
         call = f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
         sums = [w.names[e.out] for e in step.reductions]
         lines.append(f"    {', '.join(sums)}, = {call}" if sums else f"    {call}")
