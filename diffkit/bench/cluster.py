@@ -27,6 +27,7 @@ import contextlib
 import logging
 import os
 import socket
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -200,11 +201,14 @@ class Cluster:
         from distributed import KilledWorker, as_completed
 
         waiting, todo = list(jobs), {j.key for j in jobs if j.key is not None}
+        # a chain (each job `after` every one before it) is the critical path: all of its
+        # jobs go before independent ones, its head included (jobs before it + after it)
+        behind = Counter(k for j in jobs for k in j.after)
         finished, running = as_completed(), {}
 
         def submit(job: Job, attempt: int) -> None:
-            fut = self.client.submit(_on_worker, job.work, pure=False,  # a waiting chain
-                                     priority=len(job.after))  # is the critical path
+            fut = self.client.submit(_on_worker, job.work, pure=False,
+                                     priority=len(job.after) + behind[job.key])
             running[fut] = (job, attempt)
             finished.add(fut)
 
