@@ -413,9 +413,21 @@ def _console() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "diffkit_cli.main"]
 
 
-# each call sleeps: slow enough that even a loaded machine cannot finish before the Ctrl-C
-SLOW = ("import time\nimport diffkit.numpy as dnp\n\n\ndef f(x):\n    time.sleep(0.15)\n"
-        "    return dnp.sin(x) * x\n")
+# Once two cells are written, a call waits (up to a minute) while the test's `hold` file is
+# there: the Ctrl-C comes mid-sweep on any machine, however loaded (a timed race did not)
+SLOW = """import time
+from pathlib import Path
+import diffkit.numpy as dnp
+
+HERE = Path({here!r})
+
+
+def f(x):
+    cells = HERE / "cells.jsonl"
+    if (HERE / "hold").exists() and cells.exists() and len(cells.read_bytes().splitlines()) >= 2:
+        time.sleep(60)
+    return dnp.sin(x) * x
+"""
 CELLS = ["forward", "reverse", "numeric", "numeric:method=forward", "numeric:method=richardson",
          "numeric:order=4"]
 
@@ -427,8 +439,9 @@ def _compare_cmd(src: Path, results: Path, *extra: str) -> list[str]:
 
 def test_ctrl_c_mid_sweep_leaves_a_results_file_that_resumes_exactly(tmp_path):
     src = tmp_path / "slow.py"
-    src.write_text(SLOW)
-    results = tmp_path / "cells.jsonl"
+    src.write_text(SLOW.format(here=str(tmp_path)))
+    results, hold = tmp_path / "cells.jsonl", tmp_path / "hold"
+    hold.touch()
     proc = subprocess.Popen(_compare_cmd(src, results), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     deadline = time.monotonic() + 120
@@ -448,6 +461,7 @@ def test_ctrl_c_mid_sweep_leaves_a_results_file_that_resumes_exactly(tmp_path):
     assert 2 <= len(finished) < len(CELLS)
     assert before.endswith(b"\n")  # only whole cells were written
 
+    hold.unlink()
     rerun = subprocess.run(_compare_cmd(src, results, "--format", "json"), capture_output=True,
                            text=True, cwd=tmp_path, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
