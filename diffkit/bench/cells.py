@@ -77,13 +77,13 @@ def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(job, send, memory_mb))
-    gc.freeze()
-    try:
-        proc.start()
-    finally:
-        gc.unfreeze()
-    send.close()
-    try:
+    try:  # a Ctrl-C even while forking kills the cell (else exit would wait for it)
+        gc.freeze()
+        try:
+            proc.start()
+        finally:
+            gc.unfreeze()
+        send.close()
         if recv.poll(timeout):
             try:
                 return recv.recv()
@@ -94,10 +94,12 @@ def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
             proc.join()
             return {"status": "timeout", "message": f"no result within {timeout:g} s"}
     finally:
+        send.close()
         recv.close()
         if proc.is_alive():
             proc.kill()
-        proc.join()
+        if proc.pid is not None:
+            proc.join()
     code = proc.exitcode
     if code is not None and code < 0:
         name = signal.Signals(-code).name
