@@ -442,8 +442,11 @@ def test_ctrl_c_mid_sweep_leaves_a_results_file_that_resumes_exactly(tmp_path):
     src.write_text(SLOW.format(here=str(tmp_path)))
     results, hold = tmp_path / "cells.jsonl", tmp_path / "hold"
     hold.touch()
+    # SIGINT at its default, as in a terminal: a test run started in the background
+    # (`nohup ... &`) ignores SIGINT, and a child inherits that
     proc = subprocess.Popen(_compare_cmd(src, results), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if results.exists() and len(results.read_bytes().splitlines()) >= 2:
