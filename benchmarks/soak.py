@@ -171,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
              for w in range(args.jobs)]
     for proc in procs:
         proc.start()
-    records: list[dict] = [r for r in kept if r["index"] in set(chosen) - set(todo)]
+    wanted = set(chosen)  # (a kept record outside this run's programs is left out)
+    records: list[dict] = [r for r in kept if r["index"] in wanted]
     sink = open(args.json, "a" if args.resume else "w") if args.json else None
     if sink and sink.tell() and not open(args.json, "rb").read().endswith(b"\n"):
         sink.write("\n")  # a line a killed run cut short stays apart from the next one
