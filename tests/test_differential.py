@@ -460,6 +460,45 @@ def test_a_comparison_of_a_where_with_a_complex_unselected_branch():
         assert np.isnan(dk.value_and_grad(f, backend="symbolic")(-1.5)[0]) and np.isnan(f(-1.5))
 
 
+def test_a_comparison_of_an_arcsin_of_a_where():
+    """Regression (soak, seed 2): SymPy called asin(0.5 sin(where)) non-real when the where's
+    realness was unknown, and refused to compare it. |0.5 sin| < 1, so v3 > -1 holds
+    everywhere and f = Σ c ⊙ x³: ∂f/∂x = 3 c x²."""
+    c = np.array([[2.0, 3.0], [1.5, 0.5], [1.5, -0.75]])
+
+    def f(x):
+        v1 = x ** 3.0
+        v3 = dnp.arcsin(0.5 * dnp.sin(dnp.where(v1 < -1.181, v1, np.array([1.5, -2.0]))))
+        return dnp.sum(dnp.where(v3 > -1.0, v1, np.zeros((3, 2))) * c)
+
+    x = np.array([[-0.4, -1.3], [-0.7, -1.8], [1.2, -0.2]])
+    np.testing.assert_allclose(reference(f, x).derivative, 3 * c * x**2, rtol=1e-14)
+    np.testing.assert_allclose(dk.grad(f, backend="symbolic")(x), 3 * c * x**2, rtol=1e-14)
+
+
+def test_symbolic_sum_of_wheres_with_complex_unselected_branches():
+    """Regression (soak, seed 2): (-2)^2.5 in an unselected branch became NaN, and SymPy's
+    printer, ordering the sum's terms, compared it with 2.76 ("Invalid NaN comparison").
+    At x = 2 both wheres give x: f = log(2 e^(x^2.5)), f' = 2.5 x^1.5."""
+    def f(x):
+        return dnp.logsumexp(dnp.where(x >= 2.462, np.array([[1.5], [-2.0]]), x) ** 2.5)
+
+    np.testing.assert_allclose(dk.grad(f, backend="symbolic")(np.array([2.0])),
+                               [2.5 * 2.0**1.5], rtol=1e-14)
+
+
+def test_symbolic_jacobian_of_a_where_on_a_log1p_of_a_where():
+    """Regression (soak, seed 3): log1p of a where (of a clip) was called non-real and the
+    outer where's comparison refused. At x = 1.7 both wheres give log1p(x): 1 / (1 + x)."""
+    def f(x):
+        v3 = dnp.where(x <= -1.0, dnp.clip(x, 0.0, 1.0), x)
+        v4 = dnp.log1p(v3)
+        return dnp.where(v4 >= -1.0, v4, v3)
+
+    assert dk.jacobian(f, backend="symbolic")(1.7) == pytest.approx(1 / 2.7, rel=1e-15)
+    assert reference(f, 1.7, "jacobian").derivative == pytest.approx(1 / 2.7, rel=1e-15)
+
+
 @pytest.mark.parametrize("outer", ["reverse", "forward", "compiled"])
 def test_hessian_vector_product_of_a_quadratic_form_through_compiled(outer: str) -> None:
     """H v of f = Σ x ⊙ (x·c) = (c 1ᵀ + 1 cᵀ) v, with the compiled gradient inside."""

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
-from sympy.core.logic import fuzzy_and
 from sympy.logic.boolalg import Boolean
 
 from . import Backend
@@ -389,9 +388,11 @@ class Select(sp.Function):
         return None
 
     def _eval_is_extended_real(self) -> bool | None:
-        # never False: a branch SymPy finds complex ((-0.75)**1.5) is NaN in numpy, and a
-        # where may leave it unselected; SymPy refuses to compare a value known non-real
-        return True if fuzzy_and(branch.is_extended_real for branch in self.args[1:]) else None
+        # A where of real arrays is real wherever numpy defines it: True unless SymPy knows
+        # a branch is complex ((-0.75)**1.5: NaN in numpy, and maybe unselected), and never
+        # False (SymPy refuses to compare a value known non-real). Unknown is not enough:
+        # SymPy then calls asin(0.5*sin(Select(...))) non-real and refuses `where(v > -1)`.
+        return None if any(branch.is_extended_real is False for branch in self.args[1:]) else True
 
 
 def _flat_conditions(conds: np.ndarray) -> np.ndarray:
@@ -405,7 +406,11 @@ def _flat_conditions(conds: np.ndarray) -> np.ndarray:
 
 _SELECT, _HEAVISIDE = Select, sp.Function("dk_heaviside")
 _MAX, _MIN = sp.Function("dk_max"), sp.Function("dk_min")
+# NaN as an opaque call: SymPy orders the terms of a sum by comparing their numbers, and a
+# NaN there (Select(c, nan, ...) beside Select(c, 2.75, ...)) makes printing raise
+_NAN = sp.Function("dk_nan")()
 NUMPY_CALLS = {
+    "dk_nan": lambda: np.nan,
     "Select": lambda cond, a, b: np.where(cond, a, b),
     "dk_heaviside": lambda u: np.heaviside(u, 0.5),  # SymPy's Heaviside(0) = 1/2
     "dk_max": lambda *a: functools.reduce(np.maximum, a),
@@ -447,9 +452,9 @@ def numpy_ready(e: Any) -> Any:
         if a not in memo:
             args = [walk(b) for b in a.args]
             constant[a] = all(constant[b] for b in a.args) if a.args else not a.free_symbols
-            if a == sp.zoo or (constant[a] and isinstance(a, sp.Expr)
-                               and a.is_extended_real is False):
-                memo[a] = sp.nan  # NaN in numpy: 1/0, (-0.75)**1.5 (in an unselected branch)
+            if a in (sp.zoo, sp.nan) or (constant[a] and isinstance(a, sp.Expr)
+                                         and a.is_extended_real is False):
+                memo[a] = _NAN  # NaN in numpy: 1/0, (-0.75)**1.5 (in an unselected branch)
             elif not args:
                 memo[a] = a
             elif isinstance(a, sp.Piecewise):
