@@ -6,6 +6,7 @@ serial run is the reference: a cluster run must give the same cells, statuses an
 reason, when dask.distributed is not installed; the tests of a missing dask always run.
 """
 
+import functools
 import importlib.util
 import json
 import os
@@ -214,6 +215,24 @@ def test_each_figure_is_handed_to_draw_once_as_soon_as_its_cells_are_in(local2, 
     assert {fig: v[0][0] for fig, v in seen.items()} == serial == data
     everything = len(lines(path))  # figures whose cells all came in before the last one
     assert min(n for [(_, n)] in seen.values()) < everything  # were drawn meanwhile
+
+
+def _started_after(seconds: float) -> float:
+    import time
+
+    start = time.time()
+    time.sleep(seconds)
+    return start
+
+
+@needs_dask
+def test_a_figure_is_drawn_ahead_of_the_jobs_already_queued(local2):
+    """Twelve 0.3 s jobs queued on two workers run in six waves; a draw started after
+    them goes in one of the first waves (the second or third here), not after the sixth."""
+    queued = [local2.client.submit(_started_after, 0.3, pure=False) for _ in range(12)]
+    drawn = local2.start(functools.partial(_started_after, 0.0))
+    starts = sorted(f.result() for f in queued)
+    assert drawn() < starts[8]  # before the fifth wave
 
 
 @needs_dask
