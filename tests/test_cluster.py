@@ -13,6 +13,7 @@ import os
 import re
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -218,8 +219,6 @@ def test_each_figure_is_handed_to_draw_once_as_soon_as_its_cells_are_in(local2, 
 
 
 def _started_after(seconds: float) -> float:
-    import time
-
     start = time.time()
     time.sleep(seconds)
     return start
