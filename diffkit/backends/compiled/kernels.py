@@ -46,6 +46,7 @@ from .codegen import INFIX, MATH, _Writer, compile_source
 from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
                      root_shape)
 from .graph import Atom, Const, Eqn, Graph, Var
+from .llvm_kernels import lower
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "
@@ -307,40 +308,58 @@ def _dtype(v: Var) -> str:
 
 def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
                  ) -> tuple[str, dict[str, Any], Callable[..., tuple]]:
-    """``(driver source, kernel source, the driver)``: numba kernels and the numpy lines
-    around them. Needs numba (see :func:`numba_or_none`)."""
+    """``(driver source, kernel source, the driver)``: the kernels (through LLVM IR where
+    :mod:`.llvm_kernels` maps them, else Numba) and the numpy lines around them. Each
+    kernel's ``route`` says which compiled it. Needs numba (see :func:`numba_or_none`)."""
     graph = plan.graph
     w = _Writer(graph)
-    kernel_src, calls = [], []
+    kernel_src, numba_src, calls = [], [], []
     for step in plan.steps:
         if isinstance(step, Eqn):
-            calls.append((step, None))
+            calls.append((step, None, None))
             continue
         kw = KernelWriter(plan, step, w.names)
-        kernel_src.append(kw.source(parallel))
-        calls.append((step, kw))
-    module = _load(kernel_src, parallel)
+        src = kw.source(parallel)
+        fn = None if parallel else lower(src, [_param(a) for a in kw.arg_atoms],
+                                         [(v.dtype, v.shape) for v in step.outputs])
+        step.route = "numba" if fn is None else "llvm"
+        kernel_src.append(src)
+        if fn is None:
+            numba_src.append(src)
+        calls.append((step, kw, fn))
+    module = _load(numba_src, parallel) if numba_src else None
     w.ns["_s"] = _scalar
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
-    for step, kw in calls:
+    for step, kw, fn in calls:
         if kw is None:
             lines.append(f"    {w.names[step.out]} = {w.expr(step)}")
             continue
-        fn = getattr(module, step.name)
-        w.ns[step.name] = fn
         args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in kw.arg_atoms]
-        _warm(fn, kw.arg_atoms, step.outputs)
+        if fn is None:
+            fn = getattr(module, step.name)
+            _warm(fn, kw.arg_atoms, step.outputs)
+        else:  # LLVM kernels read C-contiguous arrays: a constant is made one once
+            for a, arg in zip(kw.arg_atoms, args):
+                if isinstance(a, Const) and len(a.shape):
+                    w.ns[arg] = np.ascontiguousarray(w.ns[arg])
+        w.ns[step.name] = fn
         outs = [w.names[v] for v in step.outputs]
         lines += [f"    {o} = np.empty({v.shape!r}, np.{_dtype(v)})"
                   for o, v in zip(outs, step.outputs)]
-        call = f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
+        call = (f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
+                f" [{step.route}]")
         sums = [w.names[e.out] for e in step.reductions]
         lines.append(f"    {', '.join(sums)}, = {call}" if sums else f"    {call}")
-        for e in step.reductions:  # numba hands sums back as Python floats
+        for e in step.reductions:  # kernels hand sums back as Python floats
             lines.append(f"    {w.names[e.out]} = np.{_dtype(e.out)}({w.names[e.out]})")
     lines.append(f"    return ({', '.join(w.atom(a) for a in graph.outputs)},)")
     source = "\n".join(lines) + "\n"
     return source, "".join(kernel_src), compile_source(source, w.ns, name)
+
+
+def _param(a: Atom) -> tuple[str, np.dtype, tuple[int, ...]]:
+    """How a kernel argument reaches :func:`.llvm_kernels.lower`."""
+    return ("scalar" if len(a.shape) == 0 else "array", a.dtype, tuple(a.shape))
 
 
 def _scalar(v: Any) -> Any:
