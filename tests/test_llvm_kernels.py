@@ -108,17 +108,18 @@ def test_where_maximum_and_sign_keep_numpys_nan_and_inf(monkeypatch):
 
     def f(x, y):
         return (dnp.maximum(x, y), dnp.minimum(x, y), dnp.where(x > y, x * 2.0, y - 1.0),
-                dnp.sign(x), dnp.log(dnp.abs(x)), dnp.sqrt(y) + 1.0)
+                dnp.sign(x), dnp.log(dnp.abs(x)), dnp.sqrt(y) + 1.0, x != y)
 
     with np.errstate(all="ignore"):
         ours, by_numba, unfused, report = routes(f, x, y, monkeypatch=monkeypatch)
         expected = (np.maximum(x, y), np.minimum(x, y), np.where(x > y, x * 2.0, y - 1.0),
-                    np.sign(x), np.log(np.abs(x)), np.sqrt(y) + 1.0)
+                    np.sign(x), np.log(np.abs(x)), np.sqrt(y) + 1.0, x != y)
     assert report.endswith("[llvm]")
     for mine, theirs, plain, want in zip(ours, by_numba, unfused, expected):
         np.testing.assert_array_equal(mine, want)  # NaN where numpy has NaN, inf, -inf
         np.testing.assert_array_equal(mine, theirs)
         np.testing.assert_array_equal(mine, plain)
+        assert mine.dtype == want.dtype  # the mask x != y comes back as booleans
     assert ours[4][1] == -np.inf and np.signbit(ours[0][1]) == np.signbit(np.nan)
 
 

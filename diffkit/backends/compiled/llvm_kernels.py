@@ -461,11 +461,14 @@ def _object_code(ir: str, symbol: str) -> bytes:
     module = llvm.parse_assembly(ir)
     module.triple, module.data_layout = tm.triple, str(tm.target_data)
     module.verify()
-    for level in (1, 3):  # -O1 first: peel the edges' tests off, so -O3 vectorizes
-        tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-        tuning.loop_vectorization = tuning.slp_vectorization = level == 3
-        passes = llvm.create_pass_builder(tm, tuning)
-        passes.getModulePassManager().run(module, passes)
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    passes = llvm.create_pass_builder(tm, tuning)
+    peel = llvm.create_new_module_pass_manager()  # the edges' tests off first, so that
+    peel.add_sroa_pass()                           # -O3's vectorizer sees one plain loop
+    peel.add_simplify_cfg_pass()
+    peel.add_loop_unroll_pass()
+    peel.run(module, passes)
+    passes.getModulePassManager().run(module, passes)
     obj = tm.emit_object(module)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(obj)
@@ -523,6 +526,6 @@ def lower(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]
         return None
     try:
         address = _address(ir)
-    except ImportError:
+    except (ImportError, RuntimeError):  # no llvmlite; LLVM refused the IR (a gap here)
         return None
     return LLVMKernel(address, params, sums)
