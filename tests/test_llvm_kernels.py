@@ -138,7 +138,7 @@ def test_unmapped_constructs_are_refused_not_guessed():
     params = [("array", f64, (3,)), ("out", f64, (3,))]
     with pytest.raises(llvm_kernels.Unsupported, match="gamma"):
         llvm_kernels.kernel_ir(source, params, "k0")
-    assert llvm_kernels.lower(source, params[:1], [(f64, (3,))]) is None
+    assert llvm_kernels.lower(source, params[:1], [(f64, (3,))], kernels.cache_dir()) is None
     ints = [("array", np.dtype(np.int64), (3,)), ("out", f64, (3,))]
     with pytest.raises(llvm_kernels.Unsupported, match="int64"):
         llvm_kernels.kernel_ir(source.replace("math.gamma", "math.exp"), ints, "k0")

@@ -1,12 +1,12 @@
-"""Fused kernels as Numba loops, and the program that calls them.
+"""Fused kernels as loops compiled through LLVM IR or Numba, and the program calling them.
 
-Each :class:`~.fusion.Kernel` becomes one ``@njit`` function: a loop over its domain
-whose body computes every fused value at the index where it is needed (``x[i0 + 1]``),
-writes the materialized ones once into arrays the caller allocates and passes in, and
-returns the fused sums. The conditions that the adjoint of a shifted slice brings
-(``i0 >= 1``) stay tests inside the one loop: LLVM peels the few iterations where they
-change, so the loop runs as fast as one split by hand at the edges (0.95-1.0x, measured
-at n = 10^4..10^6), and there is one loop body to compile, not two:
+Each :class:`~.fusion.Kernel` becomes one function: a loop over its domain whose body
+computes every fused value at the index where it is needed (``x[i0 + 1]``), writes the
+materialized ones once into arrays the caller allocates and passes in, and returns the
+fused sums. The conditions that the adjoint of a shifted slice brings (``i0 >= 1``) stay
+tests inside the one loop: LLVM peels the few iterations where they change, so the loop
+runs as fast as one split by hand at the edges (0.95-1.0x, measured at n = 10^4..10^6),
+and there is one loop body to compile, not two:
 
     for i0 in range(1000000):
         t1 = 0.0
@@ -15,16 +15,23 @@ at n = 10^4..10^6), and there is one loop body to compile, not two:
         ...
         o0[i0] = t7 + t12
 
-Numba's compile time grows with the code it is given, so the kernel is kept lean: no
-array allocated inside it (no runtime calls), float64 functions as :mod:`math` calls
-(``math.exp``: simpler to type than numpy's ufuncs, the same machine code).
+:class:`KernelWriter` writes that loop as Python source, the one place where the fusion's
+indexing becomes code. A float64 kernel (float64 or boolean arrays, float64 numbers, not
+``parallel``) is then read by :mod:`.llvm_kernels` and lowered straight to LLVM IR: no
+Numba typing or lowering, a third of Numba's compile time. Any other kernel (float32,
+integers, a function that module does not map, ``parallel=True``) is compiled by Numba
+as ``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``; for it the kernel is
+kept lean: no array allocated inside (no runtime calls), float64 functions as
+:mod:`math` calls (simpler to type than numpy's ufuncs, the same machine code). The
+fusion report names the route per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
 
 The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
-code of :mod:`.codegen`. Kernel source is written to diffkit's cache folder
-(``$DIFFKIT_CACHE``, else ``~/.cache/diffkit``) and compiled with ``cache=True``, so a
-second process loads the machine code instead of compiling again. Numba is optional
-(``pip install diffkit[jit]``): without it :func:`numba_or_none` says so once and the
-caller keeps the unfused numpy program.
+code of :mod:`.codegen`. Both routes cache machine code in diffkit's cache folder
+(``$DIFFKIT_CACHE``, else ``~/.cache/diffkit``): LLVM object files named by the IR's
+hash, Numba's ``cache=True`` beside the kernel source. A second process loads them
+instead of compiling again. Numba is optional (``pip install diffkit[jit]``, which brings
+llvmlite): without it :func:`numba_or_none` says so once and the caller keeps the
+unfused numpy program.
 """
 
 from __future__ import annotations
@@ -321,7 +328,8 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         kw = KernelWriter(plan, step, w.names)
         src = kw.source(parallel)
         fn = None if parallel else lower(src, [_param(a) for a in kw.arg_atoms],
-                                         [(v.dtype, v.shape) for v in step.outputs])
+                                         [(v.dtype, v.shape) for v in step.outputs],
+                                         cache_dir())
         step.route = "numba" if fn is None else "llvm"
         kernel_src.append(src)
         if fn is None:
@@ -384,7 +392,7 @@ def _warm(fn: Any, atoms: list[Atom], outputs: list[Var]) -> None:
 
 
 def cache_dir() -> Path:
-    """Where kernel sources (and Numba's machine code beside them) are kept."""
+    """Where kernel sources, Numba's machine code beside them and LLVM object files are kept."""
     base = os.environ.get("DIFFKIT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
                                                             "diffkit")
     path = Path(base) / "kernels"

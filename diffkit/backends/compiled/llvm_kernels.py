@@ -20,7 +20,7 @@ Scope: kernels whose arrays are float64 or bool and whose scalars are float64, n
 gives None and the caller compiles the kernel with Numba as before.
 
 Machine code is cached like Numba's ``cache=True``: the object file, named by the hash
-of the IR and the CPU, goes to :func:`.kernels.cache_dir`; a second process loads it into
+of the IR and the CPU, goes to the cache folder the caller names; a second process loads it into
 the one MCJIT engine of the process without compiling (``STATS`` counts both).
 
 >>> src = '''def k0(a0, a1, o0):
@@ -49,7 +49,8 @@ import ctypes
 import hashlib
 import os
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -449,11 +450,9 @@ def _machine() -> tuple[Any, Any, Any]:
     return _jit["llvm"], _jit["tm"], _jit["engine"]
 
 
-def _object_code(ir: str, symbol: str) -> bytes:
-    """The kernel's object file: from the disk cache, else compiled at -O3 and saved."""
-    from .kernels import cache_dir
-
-    path = cache_dir() / f"{symbol}.o"
+def _object_code(ir: str, symbol: str, cache: Path) -> bytes:
+    """The kernel's object file: from the folder ``cache``, else compiled and saved."""
+    path = cache / f"{symbol}.o"
     if path.exists():
         STATS["loaded"] += 1
         return path.read_bytes()
@@ -477,14 +476,14 @@ def _object_code(ir: str, symbol: str) -> bytes:
     return obj
 
 
-def _address(ir: str) -> int:
+def _address(ir: str, cache: Path) -> int:
     llvm, tm, engine = _machine()
     digest = hashlib.sha256("\0".join([ir, tm.triple, llvm.get_host_cpu_name(),
                                        llvm.get_host_cpu_features().flatten(),
                                        ".".join(map(str, llvm.llvm_version_info))]).encode())
     symbol = f"dk_{digest.hexdigest()[:24]}"
     if symbol not in _addresses:
-        obj = _object_code(ir.replace("@KERNEL", "@" + symbol), symbol)
+        obj = _object_code(ir.replace("@KERNEL", "@" + symbol), symbol, cache)
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
         _addresses[symbol] = engine.get_function_address(symbol)
@@ -513,11 +512,12 @@ class LLVMKernel:
         return tuple(sums.tolist())
 
 
-def lower(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]
+def lower(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple], cache: Path
           ) -> LLVMKernel | None:
-    """The kernel of ``source`` compiled through LLVM IR, or None when it is outside this
-    module's scope (or llvmlite is missing): then Numba compiles it. ``inputs`` per
-    argument: ``("array" | "scalar", dtype, shape)``; ``outputs``: ``(dtype, shape)``."""
+    """The kernel of ``source`` compiled through LLVM IR (machine code cached in the folder
+    ``cache``), or None when it is outside this module's scope (or llvmlite is missing):
+    then Numba compiles it. ``inputs`` per argument: ``("array" | "scalar", dtype,
+    shape)``; ``outputs``: ``(dtype, shape)``."""
     params = [*inputs, *[("out", np.dtype(d), tuple(s)) for d, s in outputs]]
     params = [(k, np.dtype(d), tuple(s)) for k, d, s in params]
     try:
@@ -525,7 +525,7 @@ def lower(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]
     except (Unsupported, SyntaxError):
         return None
     try:
-        address = _address(ir)
+        address = _address(ir, cache)
     except (ImportError, RuntimeError):  # no llvmlite; LLVM refused the IR (a gap here)
         return None
     return LLVMKernel(address, params, sums)
