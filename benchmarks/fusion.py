@@ -10,8 +10,9 @@ Rows (issue 13's bar in brackets), every library single-threaded, times are medi
 * logistic-regression loss gradient, X 10^4 x 100 [<= 1.2];
 * a 2,000-op scalar loop: microseconds per op after compilation [<= 0.05], run on the
   tape VM (one cached Numba interpreter; the program is only encoded as arrays);
-* compile time (trace + transforms + fusion + Numba) over jax.jit's (trace + XLA) on
-  each of these [<= 2]; each library's one-off start-up is measured apart;
+* compile time (trace + transforms + fusion + kernels through LLVM IR or Numba) over
+  jax.jit's (trace + XLA) on each of these [<= 2]; each library's one-off start-up is
+  measured apart;
 * peak resident memory of the fused Rosenbrock gradient at n = 10^6 over eager
   reverse's [<= 0.5].
 
@@ -100,8 +101,8 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
     """Rows (measure, diffkit, opponent, ratio, bar, met) and the context figures."""
     jax, jnp = jax_setup()
     start = time.perf_counter()
-    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))  # numba's start-up, once
-    context = {"numba start-up (once per process)": time.perf_counter() - start}
+    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))  # numba's, llvmlite's start-up
+    context = {"numba + llvmlite start-up (once per process)": time.perf_counter() - start}
     rows = []
 
     def row(name, ours, theirs, bar, unit="ms", scale=1e3):
