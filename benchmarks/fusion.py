@@ -50,6 +50,18 @@ TORCH_MISSING = ("torch.compile: not measured, torch is not installed (here: pip
                  "torch==2.13.0, the CPU build; an unpinned torch is a CUDA build of GBs)")
 
 
+# after ``start_up()`` in a new process (the benchmarks folder on its path)
+START_UP = (f"import sys\nsys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+            "from fusion import start_up\nstart_up()\n")
+
+
+def start_up() -> None:
+    """Each library's one-off start-up: a float64 kernel starts llvmlite (the LLVM IR
+    route), a float32 one Numba's compiler (the tape VM's and other kernels')."""
+    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))
+    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3, np.float32))
+
+
 def rosenbrock(np_):
     return lambda x: np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
@@ -101,7 +113,7 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
     """Rows (measure, diffkit, opponent, ratio, bar, met) and the context figures."""
     jax, jnp = jax_setup()
     start = time.perf_counter()
-    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))  # numba's, llvmlite's start-up
+    start_up()
     context = {"numba + llvmlite start-up (once per process)": time.perf_counter() - start}
     rows = []
 
@@ -203,7 +215,7 @@ def vm_compile() -> str:
     cache, then to load it from that cache in another (each after numba's own start-up)."""
     code = ("import time, numpy as np, diffkit as dk, diffkit.numpy as dnp\n"
             "from diffkit.backends.compiled.scalar_vm import interpreter\n"
-            "dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))\n"
+            + START_UP +
             "start = time.perf_counter()\ninterpreter()\nprint(time.perf_counter() - start)\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="diffkit-vm-bench-")}
     times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -216,7 +228,7 @@ def second_process(n: int) -> float:
     (after that process's own numba start-up)."""
     code = ("import numpy as np, diffkit as dk, diffkit.numpy as dnp, sys\n"
             "sys.path.insert(0, 'benchmarks')\nfrom fusion import rosenbrock\n"
-            "dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))\n"
+            + START_UP +
             f"x = np.ones({n})\n"
             "f = dk.jit(lambda x: dk.grad(rosenbrock(dnp))(x), fuse=True)\n"
             "print(f.program(x).setup_s)\n")

@@ -5,23 +5,27 @@ assignments, array reads ``a0[i0 + 1]``, writes ``o0[i0] = t7``, sums ``s0 += t3
 tests ``if i0 >= 1:``, nested ``for i0 in range(n)``, ``a if c else b`` and ``math.exp``
 calls. This module reads that source with :mod:`ast` and writes one LLVM instruction (or a
 few) per construct; llvmlite (Numba's own LLVM layer) optimizes it at ``-O3`` for the host
-CPU and emits machine code. Typing and Numba's Python-side lowering, ~60% of the compile
-time of a kernel like Rosenbrock's gradient, are gone, and so is Numba's dispatcher.
+CPU and emits machine code. Numba's typing and Python-side lowering are gone: Rosenbrock's
+gradient builds in ~0.05 s instead of ~0.3 s.
 
 Each value is a stack slot (``alloca``) that LLVM promotes to registers, so the emitter
 needs no SSA bookkeeping. Floating point is numpy's: no fast-math flag except ``reassoc``
 on the sums' ``fadd`` (so a fused sum vectorizes, as Numba's ``fastmath={'reassoc'}``),
 ``np.maximum``/``np.minimum`` propagate NaN (a compare and select, not ``llvm.maxnum``),
 and the other functions are the C library's (``llvm.exp``, ``tanh`` ...), as in Numba.
-Output pointers are ``noalias``, so LLVM vectorizes the loop.
+Output pointers are ``noalias``, and a light pass (SROA, CFG simplification, the loop
+unroller, which peels off the iterations where an edge's test changes) runs before -O3:
+its vectorizer then sees one plain loop (without that pass it gives up: 3x slower).
+Python calls the kernel through ctypes with the arrays themselves; a small wrapper reads
+their data pointers (``a.ctypes.data`` would cost microseconds per array and call).
 
 Scope: kernels whose arrays are float64 or bool and whose scalars are float64, not
 ``parallel``. Anything else (float32, integers, a construct or function not mapped here)
 gives None and the caller compiles the kernel with Numba as before.
 
 Machine code is cached like Numba's ``cache=True``: the object file, named by the hash
-of the IR and the CPU, goes to the cache folder the caller names; a second process loads it into
-the one MCJIT engine of the process without compiling (``STATS`` counts both).
+of the IR and the CPU, goes to the cache folder the caller names; a second process loads
+it into the one MCJIT engine of the process without compiling (``STATS`` counts both).
 
 >>> src = '''def k0(a0, a1, o0):
 ...     s0 = 0.0
