@@ -183,3 +183,23 @@ def test_random_fused_gradients_equal_eager_reverse(program):
         assume("traced array is needed" not in str(exc))
         raise
     assert_close(g, expected, rtol=1e-12)
+
+
+def test_show_code_names_the_route_compile_plan_takes(capsys):
+    from diffkit_cli.main import main
+
+    from diffkit.backends.compiled.fusion import fuse
+    from diffkit.backends.compiled.show import adjoint_program
+
+    try:
+        main(["show", "--code", "rosenbrock", "--dim", "7"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    assert ("fused (dk.jit(f, fuse=True)): 1 kernel, 0 library calls: k0 = 19 ops over (7,) "
+            "-> x_bar, sum->v10 [llvm]") in capsys.readouterr().out
+    for dtype, route in ((np.float64, "[llvm]"), (np.float32, "[numba]")):
+        x = np.linspace(-1.0, 1.0, 7, dtype=dtype)
+        predicted = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (x,)).graph))
+        f = dk.jit(lambda x: dk.grad(rosenbrock)(x), fuse=True)
+        f(x)
+        assert predicted.report().endswith(route) and f.program(x).fusion.endswith(route)

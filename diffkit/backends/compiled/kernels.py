@@ -53,7 +53,7 @@ from .codegen import INFIX, MATH, _Writer, compile_source
 from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
                      root_shape)
 from .graph import Atom, Const, Eqn, Graph, Var
-from .llvm_kernels import lower
+from .llvm_kernels import lower, lowerable
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "
@@ -363,6 +363,19 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
     lines.append(f"    return ({', '.join(w.atom(a) for a in graph.outputs)},)")
     source = "\n".join(lines) + "\n"
     return source, "".join(kernel_src), compile_source(source, w.ns, name)
+
+
+def kernel_routes(plan: FusionPlan) -> FusionPlan:
+    """``plan`` with each kernel's ``route`` as :func:`compile_plan` would take it, found
+    without compiling (``diffkit show --code``): "llvm" where :mod:`.llvm_kernels` lowers
+    the kernel's source, else "numba"."""
+    names = plan.graph.names()
+    for k in plan.kernels:
+        kw = KernelWriter(plan, k, names)
+        src = kw.source()
+        k.route = "llvm" if lowerable(src, [_param(a) for a in kw.arg_atoms],
+                                      [(v.dtype, v.shape) for v in k.outputs]) else "numba"
+    return plan
 
 
 def _param(a: Atom) -> tuple[str, np.dtype, tuple[int, ...]]:

@@ -51,6 +51,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import hashlib
+import importlib.util
 import os
 import struct
 from collections.abc import Sequence
@@ -516,18 +517,33 @@ class LLVMKernel:
         return tuple(sums.tolist())
 
 
+def _ir(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]
+        ) -> tuple[str, int, list[tuple]] | None:
+    """``(IR, number of sums, parameters)`` of the kernel, None outside the scope."""
+    params = [*inputs, *[("out", np.dtype(d), tuple(s)) for d, s in outputs]]
+    params = [(k, np.dtype(d), tuple(s)) for k, d, s in params]
+    try:
+        return (*kernel_ir(source, params, "KERNEL"), params)
+    except (Unsupported, SyntaxError):
+        return None
+
+
+def lowerable(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]) -> bool:
+    """Whether :func:`lower` takes this kernel (decided without compiling it)."""
+    return importlib.util.find_spec("llvmlite") is not None and \
+        _ir(source, inputs, outputs) is not None
+
+
 def lower(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple], cache: Path
           ) -> LLVMKernel | None:
     """The kernel of ``source`` compiled through LLVM IR (machine code cached in the folder
     ``cache``), or None when it is outside this module's scope (or llvmlite is missing):
     then Numba compiles it. ``inputs`` per argument: ``("array" | "scalar", dtype,
     shape)``; ``outputs``: ``(dtype, shape)``."""
-    params = [*inputs, *[("out", np.dtype(d), tuple(s)) for d, s in outputs]]
-    params = [(k, np.dtype(d), tuple(s)) for k, d, s in params]
-    try:
-        ir, sums = kernel_ir(source, params, "KERNEL")
-    except (Unsupported, SyntaxError):
+    lowered = _ir(source, inputs, outputs)
+    if lowered is None:
         return None
+    ir, sums, params = lowered
     try:
         address = _address(ir, cache)
     except (ImportError, RuntimeError):  # no llvmlite; LLVM refused the IR (a gap here)
