@@ -327,9 +327,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
             continue
         kw = KernelWriter(plan, step, w.names)
         src = kw.source(parallel)
-        fn = None if parallel else lower(src, [_param(a) for a in kw.arg_atoms],
-                                         [(v.dtype, v.shape) for v in step.outputs],
-                                         cache_dir())
+        fn = None if parallel else lower(src, *_operands(kw), cache_dir())
         step.route = "numba" if fn is None else "llvm"
         kernel_src.append(src)
         if fn is None:
@@ -373,14 +371,16 @@ def kernel_routes(plan: FusionPlan) -> FusionPlan:
     for k in plan.kernels:
         kw = KernelWriter(plan, k, names)
         src = kw.source()
-        k.route = "llvm" if lowerable(src, [_param(a) for a in kw.arg_atoms],
-                                      [(v.dtype, v.shape) for v in k.outputs]) else "numba"
+        k.route = "llvm" if lowerable(src, *_operands(kw)) else "numba"
     return plan
 
 
-def _param(a: Atom) -> tuple[str, np.dtype, tuple[int, ...]]:
-    """How a kernel argument reaches :func:`.llvm_kernels.lower`."""
-    return ("scalar" if len(a.shape) == 0 else "array", a.dtype, tuple(a.shape))
+def _operands(kw: KernelWriter) -> tuple[list[tuple], list[tuple]]:
+    """What :func:`.llvm_kernels.lower` needs of a written kernel's arguments: per input
+    ``("scalar" | "array", dtype, shape)``, per output ``(dtype, shape)``."""
+    inputs = [("scalar" if len(a.shape) == 0 else "array", a.dtype, tuple(a.shape))
+              for a in kw.arg_atoms]
+    return inputs, [(v.dtype, v.shape) for v in kw.kernel.outputs]
 
 
 def _scalar(v: Any) -> Any:

@@ -474,10 +474,13 @@ def _object_code(ir: str, symbol: str, cache: Path) -> bytes:
     peel.run(module, passes)
     passes.getModulePassManager().run(module, passes)
     obj = tm.emit_object(module)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(obj)
-    os.replace(tmp, path)
     STATS["compiled"] += 1
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(obj)
+        os.replace(tmp, path)  # whole or not at all, for a process loading it meanwhile
+    except OSError:  # a read-only cache: the next process compiles again
+        pass
     return obj
 
 
