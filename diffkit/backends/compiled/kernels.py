@@ -18,7 +18,7 @@ and there is one loop body to compile, not two:
 :class:`KernelWriter` writes that loop as Python source, the one place where the fusion's
 indexing becomes code. A float64 kernel (float64 or boolean arrays, float64 numbers, not
 ``parallel``) is then read by :mod:`.llvm_kernels` and lowered straight to LLVM IR: no
-Numba typing or lowering, a fifth of Numba's compile time. Any other kernel (float32,
+Numba typing or lowering, a fifth of Numba's setup time. Any other kernel (float32,
 integers, a function that module does not map, ``parallel=True``) is compiled by Numba
 as ``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``; for it the kernel is
 kept lean: no array allocated inside (no runtime calls), float64 functions as
