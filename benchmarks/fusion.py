@@ -10,8 +10,9 @@ Rows (issue 13's bar in brackets), every library single-threaded, times are medi
 * logistic-regression loss gradient, X 10^4 x 100 [<= 1.2];
 * a 2,000-op scalar loop: microseconds per op after compilation [<= 0.05], run on the
   tape VM (one cached Numba interpreter; the program is only encoded as arrays);
-* compile time (trace + transforms + fusion + Numba) over jax.jit's (trace + XLA) on
-  each of these [<= 2]; each library's one-off start-up is measured apart;
+* compile time (trace + transforms + fusion + kernels through LLVM IR or Numba) over
+  jax.jit's (trace + XLA) on each of these [<= 2]; each library's one-off start-up is
+  measured apart;
 * peak resident memory of the fused Rosenbrock gradient at n = 10^6 over eager
   reverse's [<= 0.5].
 
@@ -47,6 +48,18 @@ from diffkit.bench.rss import peak_rss_bytes  # noqa: E402
 
 TORCH_MISSING = ("torch.compile: not measured, torch is not installed (here: pip install "
                  "torch==2.13.0, the CPU build; an unpinned torch is a CUDA build of GBs)")
+
+
+# after ``start_up()`` in a new process (the benchmarks folder on its path)
+START_UP = (f"import sys\nsys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+            "from fusion import start_up\nstart_up()\n")
+
+
+def start_up() -> None:
+    """Each library's one-off start-up: a float64 kernel starts llvmlite (the LLVM IR
+    route), a float32 one Numba's compiler (the tape VM's and other kernels')."""
+    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))
+    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3, np.float32))
 
 
 def rosenbrock(np_):
@@ -100,8 +113,8 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
     """Rows (measure, diffkit, opponent, ratio, bar, met) and the context figures."""
     jax, jnp = jax_setup()
     start = time.perf_counter()
-    dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))  # numba's start-up, once
-    context = {"numba start-up (once per process)": time.perf_counter() - start}
+    start_up()
+    context = {"numba + llvmlite start-up (once per process)": time.perf_counter() - start}
     rows = []
 
     def row(name, ours, theirs, bar, unit="ms", scale=1e3):
@@ -202,7 +215,7 @@ def vm_compile() -> str:
     cache, then to load it from that cache in another (each after numba's own start-up)."""
     code = ("import time, numpy as np, diffkit as dk, diffkit.numpy as dnp\n"
             "from diffkit.backends.compiled.scalar_vm import interpreter\n"
-            "dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))\n"
+            + START_UP +
             "start = time.perf_counter()\ninterpreter()\nprint(time.perf_counter() - start)\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="diffkit-vm-bench-")}
     times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -215,7 +228,7 @@ def second_process(n: int) -> float:
     (after that process's own numba start-up)."""
     code = ("import numpy as np, diffkit as dk, diffkit.numpy as dnp, sys\n"
             "sys.path.insert(0, 'benchmarks')\nfrom fusion import rosenbrock\n"
-            "dk.jit(lambda x: dnp.sin(x) * 2.0, fuse=True)(np.ones(3))\n"
+            + START_UP +
             f"x = np.ones({n})\n"
             "f = dk.jit(lambda x: dk.grad(rosenbrock(dnp))(x), fuse=True)\n"
             "print(f.program(x).setup_s)\n")

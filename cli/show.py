@@ -66,6 +66,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
     import numpy as np
 
     from diffkit.backends.compiled.fusion import fuse
+    from diffkit.backends.compiled.kernels import kernel_routes
     from diffkit.backends.compiled.scalar_vm import encode
     from diffkit.backends.compiled.show import adjoint_program
     from diffkit.bench.formula import FormulaError, parse_formula
@@ -91,8 +92,8 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
                f"generate {prog.setup_s * 1e3:.1f} ms):\n")
     click.echo(prog.source)
     tape = encode(prog.graph)  # a scalar program runs on the tape VM
-    click.echo(f"fused (dk.jit(f, fuse=True), numba): "
-               f"{tape.report() if tape else fuse(prog.graph).report()}\n")
+    click.echo(f"fused (dk.jit(f, fuse=True){', numba' if tape else ''}): "
+               f"{tape.report() if tape else kernel_routes(fuse(prog.graph)).report()}\n")
     click.echo(f"value: {np.asarray(value).tolist()}")
     for n, g in zip(inputs, grads):
         click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")

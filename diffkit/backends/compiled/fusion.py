@@ -53,11 +53,13 @@ class Kernel:
     outputs: list[Var] = field(default_factory=list)      # materialized arrays
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
     ops: int = 0                                          # fusible equations it evaluates
+    route: str = ""                                       # what compiled it: "llvm", "numba"
 
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
                                                    for e in self.reductions]
-        return f"{self.name} = {self.ops} ops over {self.domain} -> {', '.join(made)}"
+        return (f"{self.name} = {self.ops} ops over {self.domain} -> {', '.join(made)}"
+                + (f" [{self.route}]" if self.route else ""))
 
 
 @dataclass(eq=False)

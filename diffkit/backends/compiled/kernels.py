@@ -1,12 +1,12 @@
-"""Fused kernels as Numba loops, and the program that calls them.
+"""Fused kernels as loops compiled through LLVM IR or Numba, and the program calling them.
 
-Each :class:`~.fusion.Kernel` becomes one ``@njit`` function: a loop over its domain
-whose body computes every fused value at the index where it is needed (``x[i0 + 1]``),
-writes the materialized ones once into arrays the caller allocates and passes in, and
-returns the fused sums. The conditions that the adjoint of a shifted slice brings
-(``i0 >= 1``) stay tests inside the one loop: LLVM peels the few iterations where they
-change, so the loop runs as fast as one split by hand at the edges (0.95-1.0x, measured
-at n = 10^4..10^6), and there is one loop body to compile, not two:
+Each :class:`~.fusion.Kernel` becomes one function: a loop over its domain whose body
+computes every fused value at the index where it is needed (``x[i0 + 1]``), writes the
+materialized ones once into arrays the caller allocates and passes in, and returns the
+fused sums. The conditions that the adjoint of a shifted slice brings (``i0 >= 1``) stay
+tests inside the one loop: LLVM peels the few iterations where they change, so the loop
+runs as fast as one split by hand at the edges (0.95-1.0x, measured at n = 10^4..10^6),
+and there is one loop body to compile, not two:
 
     for i0 in range(1000000):
         t1 = 0.0
@@ -15,16 +15,23 @@ at n = 10^4..10^6), and there is one loop body to compile, not two:
         ...
         o0[i0] = t7 + t12
 
-Numba's compile time grows with the code it is given, so the kernel is kept lean: no
-array allocated inside it (no runtime calls), float64 functions as :mod:`math` calls
-(``math.exp``: simpler to type than numpy's ufuncs, the same machine code).
+:class:`KernelWriter` writes that loop as Python source, the one place where the fusion's
+indexing becomes code. A float64 kernel (float64 or boolean arrays, float64 numbers, not
+``parallel``) is then read by :mod:`.llvm_kernels` and lowered straight to LLVM IR: no
+Numba typing or lowering, a fifth of Numba's setup time. Any other kernel (float32,
+integers, a function that module does not map, ``parallel=True``) is compiled by Numba
+as ``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``; for it the kernel is
+kept lean: no array allocated inside (no runtime calls), float64 functions as
+:mod:`math` calls (simpler to type than numpy's ufuncs, the same machine code). The
+fusion report names the route per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
 
 The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
-code of :mod:`.codegen`. Kernel source is written to diffkit's cache folder
-(``$DIFFKIT_CACHE``, else ``~/.cache/diffkit``) and compiled with ``cache=True``, so a
-second process loads the machine code instead of compiling again. Numba is optional
-(``pip install diffkit[jit]``): without it :func:`numba_or_none` says so once and the
-caller keeps the unfused numpy program.
+code of :mod:`.codegen`. Both routes cache machine code in diffkit's cache folder
+(``$DIFFKIT_CACHE``, else ``~/.cache/diffkit``): LLVM object files named by the IR's
+hash, Numba's ``cache=True`` beside the kernel source. A second process loads them
+instead of compiling again. Numba is optional (``pip install diffkit[jit]``, which brings
+llvmlite): without it :func:`numba_or_none` says so once and the caller keeps the
+unfused numpy program.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from .codegen import INFIX, MATH, _Writer, compile_source
 from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
                      root_shape)
 from .graph import Atom, Const, Eqn, Graph, Var
+from .llvm_kernels import lower, lowerable
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "
@@ -307,40 +315,72 @@ def _dtype(v: Var) -> str:
 
 def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
                  ) -> tuple[str, dict[str, Any], Callable[..., tuple]]:
-    """``(driver source, kernel source, the driver)``: numba kernels and the numpy lines
-    around them. Needs numba (see :func:`numba_or_none`)."""
+    """``(driver source, kernel source, the driver)``: the kernels (through LLVM IR where
+    :mod:`.llvm_kernels` maps them, else Numba) and the numpy lines around them. Each
+    kernel's ``route`` says which compiled it. Needs numba (see :func:`numba_or_none`)."""
     graph = plan.graph
     w = _Writer(graph)
-    kernel_src, calls = [], []
+    kernel_src, numba_src, calls = [], [], []
     for step in plan.steps:
         if isinstance(step, Eqn):
-            calls.append((step, None))
+            calls.append((step, None, None))
             continue
         kw = KernelWriter(plan, step, w.names)
-        kernel_src.append(kw.source(parallel))
-        calls.append((step, kw))
-    module = _load(kernel_src, parallel)
+        src = kw.source(parallel)
+        fn = None if parallel else lower(src, *_operands(kw), cache_dir())
+        step.route = "numba" if fn is None else "llvm"
+        kernel_src.append(src)
+        if fn is None:
+            numba_src.append(src)
+        calls.append((step, kw, fn))
+    module = _load(numba_src, parallel) if numba_src else None
     w.ns["_s"] = _scalar
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
-    for step, kw in calls:
+    for step, kw, fn in calls:
         if kw is None:
             lines.append(f"    {w.names[step.out]} = {w.expr(step)}")
             continue
-        fn = getattr(module, step.name)
-        w.ns[step.name] = fn
         args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in kw.arg_atoms]
-        _warm(fn, kw.arg_atoms, step.outputs)
+        if fn is None:
+            fn = getattr(module, step.name)
+            _warm(fn, kw.arg_atoms, step.outputs)
+        else:  # LLVM kernels read C-contiguous arrays: a constant is made one once
+            for a, arg in zip(kw.arg_atoms, args):
+                if isinstance(a, Const) and len(a.shape):
+                    w.ns[arg] = np.ascontiguousarray(w.ns[arg])
+        w.ns[step.name] = fn
         outs = [w.names[v] for v in step.outputs]
         lines += [f"    {o} = np.empty({v.shape!r}, np.{_dtype(v)})"
                   for o, v in zip(outs, step.outputs)]
-        call = f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
+        call = (f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
+                f" [{step.route}]")
         sums = [w.names[e.out] for e in step.reductions]
         lines.append(f"    {', '.join(sums)}, = {call}" if sums else f"    {call}")
-        for e in step.reductions:  # numba hands sums back as Python floats
+        for e in step.reductions:  # kernels hand sums back as Python floats
             lines.append(f"    {w.names[e.out]} = np.{_dtype(e.out)}({w.names[e.out]})")
     lines.append(f"    return ({', '.join(w.atom(a) for a in graph.outputs)},)")
     source = "\n".join(lines) + "\n"
     return source, "".join(kernel_src), compile_source(source, w.ns, name)
+
+
+def kernel_routes(plan: FusionPlan) -> FusionPlan:
+    """``plan`` with each kernel's ``route`` as :func:`compile_plan` would take it, found
+    without compiling (``diffkit show --code``): "llvm" where :mod:`.llvm_kernels` lowers
+    the kernel's source, else "numba"."""
+    names = plan.graph.names()
+    for k in plan.kernels:
+        kw = KernelWriter(plan, k, names)
+        src = kw.source()
+        k.route = "llvm" if lowerable(src, *_operands(kw)) else "numba"
+    return plan
+
+
+def _operands(kw: KernelWriter) -> tuple[list[tuple], list[tuple]]:
+    """What :func:`.llvm_kernels.lower` needs of a written kernel's arguments: per input
+    ``("scalar" | "array", dtype, shape)``, per output ``(dtype, shape)``."""
+    inputs = [("scalar" if len(a.shape) == 0 else "array", a.dtype, tuple(a.shape))
+              for a in kw.arg_atoms]
+    return inputs, [(v.dtype, v.shape) for v in kw.kernel.outputs]
 
 
 def _scalar(v: Any) -> Any:
@@ -365,7 +405,7 @@ def _warm(fn: Any, atoms: list[Atom], outputs: list[Var]) -> None:
 
 
 def cache_dir() -> Path:
-    """Where kernel sources (and Numba's machine code beside them) are kept."""
+    """Where kernel sources, Numba's machine code beside them and LLVM object files are kept."""
     base = os.environ.get("DIFFKIT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
                                                             "diffkit")
     path = Path(base) / "kernels"

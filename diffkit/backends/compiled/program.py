@@ -36,7 +36,7 @@ class Program:
     scalar: bool = False  # the source runs on plain floats and math (codegen.is_scalar)
     _numpy: Callable[..., tuple] | None = None
     fusion: str = ""          # the fusion report (fuse=True), e.g. "1 kernel, 0 library calls: ..."
-    kernel_source: str = ""   # the numba kernels' source, when they run
+    kernel_source: str = ""   # the kernels' source (to LLVM IR or Numba), when they run
     vm: Tape | None = None    # a scalar program on the tape VM (fuse=True, numba)
 
     def __call__(self, *leaves: Any) -> Any:
@@ -82,7 +82,7 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
           fuse: bool = False, parallel: bool = False) -> Program:
     """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile
     (a graph of float64 scalars as plain floats and math, unless ``floats`` is False;
-    with ``fuse``, elementwise chains run as numba kernels, see :mod:`.kernels`, and a
+    with ``fuse``, elementwise chains run as fused kernels, see :mod:`.kernels`, and a
     scalar graph on the tape VM, see :mod:`.scalar_vm`)."""
     start = time.perf_counter()
     graph = trace(fun, args, static_argnums, names)

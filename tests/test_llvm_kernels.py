@@ -1,0 +1,205 @@
+"""Fused kernels lowered straight to LLVM IR: the same numbers as the Numba kernel and the
+unfused numpy program, the fallback to Numba, and the disk cache across processes.
+
+References are plain numpy (the unfused program's arithmetic, written out here where
+the closed form is short) and eager reverse mode; the LLVM route is forced off by
+replacing :func:`diffkit.backends.compiled.kernels.lower` to get the Numba kernel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import assert_close
+from hypothesis import HealthCheck, assume, given, settings
+
+import diffkit as dk
+import diffkit.numpy as dnp
+import strategies as S
+from diffkit.backends.compiled import kernels, llvm_kernels
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                reason="numba is not installed (pip install diffkit[jit])")
+
+
+@pytest.fixture(autouse=True)
+def _kernel_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Kernels of these tests go to a private cache folder, not the user's."""
+    monkeypatch.setenv("DIFFKIT_CACHE", str(tmp_path_factory.getbasetemp() / "diffkit-cache"))
+
+
+def rosenbrock(x):
+    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def logistic_loss(w, X, y):
+    return dnp.mean(dnp.log(1.0 + dnp.exp(-y * (X @ w))))
+
+
+def routes(fun, *args, monkeypatch):
+    """``fun(*args)`` compiled fused through LLVM, fused through Numba, and unfused; the
+    LLVM build's fusion report."""
+    llvm = dk.jit(fun, fuse=True)
+    out = llvm(*args)
+    report = llvm.program(*args).fusion
+    with monkeypatch.context() as m:
+        m.setattr(kernels, "lower", lambda *a, **k: None)
+        numba = dk.jit(fun, fuse=True)
+        out_numba = numba(*args)
+        assert "[llvm]" not in numba.program(*args).fusion
+    return out, out_numba, dk.jit(fun)(*args), report
+
+
+def test_rosenbrock_gradient_is_bitwise_the_unfused_program(monkeypatch):
+    x = np.random.default_rng(0).uniform(-1.5, 1.5, 1001)
+    g, g_numba, g_unfused, report = routes(lambda x: dk.grad(rosenbrock)(x), x,
+                                           monkeypatch=monkeypatch)
+    assert report == "1 kernel, 0 library calls: k0 = 14 ops over (1001,) -> v14 [llvm]"
+    np.testing.assert_array_equal(g, g_unfused)  # same operations in the same order
+    expected = np.zeros_like(x)
+    expected[:-1] = -2.0 * (1.0 - x[:-1]) + -200.0 * (x[1:] - x[:-1] * x[:-1]) * (2.0 * x[:-1])
+    expected[1:] += 200.0 * (x[1:] - x[:-1] * x[:-1])
+    np.testing.assert_array_equal(g, expected)
+    # numba's fastmath={'reassoc'} reassociates the products, a few ulps away
+    np.testing.assert_allclose(g, g_numba, rtol=1e-13)
+
+
+def test_logistic_loss_gradient_kernels_equal_numba_and_numpy(monkeypatch):
+    rng = np.random.default_rng(1)
+    w, X, y = rng.normal(size=7), rng.normal(size=(50, 7)), np.sign(rng.normal(size=50))
+    g, g_numba, g_unfused, report = routes(lambda w: dk.grad(logistic_loss)(w, X, y), w,
+                                           monkeypatch=monkeypatch)
+    assert "[llvm]" in report and "[numba]" not in report
+    np.testing.assert_allclose(g, g_unfused, rtol=1e-15, atol=1e-17)
+    np.testing.assert_allclose(g, g_numba, rtol=1e-15, atol=1e-17)
+    p = 1.0 / (1.0 + np.exp(y * (X @ w)))
+    assert_close(g, -(X.T @ (y * p)) / 50, rtol=1e-14)
+
+
+def test_a_two_dimensional_broadcast_kernel_with_a_fused_sum(monkeypatch):
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=9), rng.normal(size=6)
+
+    def f(a, b):
+        z = a[:, None] * b[None, :]
+        return dnp.sum(dnp.tanh(z) + dnp.log1p(z * z)), dnp.exp(z) - b
+
+    (s, m), (s_numba, m_numba), (s_unfused, m_unfused), report = routes(
+        f, a, b, monkeypatch=monkeypatch)
+    assert report.startswith("1 kernel, 0 library calls: k0 = ") and \
+        report.endswith("over (9, 6) -> v10, sum->v8 [llvm]")
+    z = a[:, None] * b[None, :]
+    np.testing.assert_array_equal(m, m_numba)  # exp from the same libm, the same subtraction
+    np.testing.assert_allclose(m, np.exp(z) - b, rtol=1e-15)
+    np.testing.assert_allclose(m, m_unfused, rtol=1e-15)
+    for total in (s_numba, s_unfused, np.sum(np.tanh(z) + np.log1p(z * z))):
+        np.testing.assert_allclose(s, total, rtol=1e-14)  # the order of the sum differs
+
+
+def test_where_maximum_and_sign_keep_numpys_nan_and_inf(monkeypatch):
+    x = np.array([-2.0, -0.0, 0.0, 0.5, np.nan, np.inf, -np.inf, 3.0])
+    y = np.array([1.0, np.nan, -1.0, 0.5, 2.0, 0.0, 1.0, np.nan])
+
+    def f(x, y):
+        return (dnp.maximum(x, y), dnp.minimum(x, y), dnp.where(x > y, x * 2.0, y - 1.0),
+                dnp.sign(x), dnp.log(dnp.abs(x)), dnp.sqrt(y) + 1.0, x != y)
+
+    with np.errstate(all="ignore"):
+        ours, by_numba, unfused, report = routes(f, x, y, monkeypatch=monkeypatch)
+        expected = (np.maximum(x, y), np.minimum(x, y), np.where(x > y, x * 2.0, y - 1.0),
+                    np.sign(x), np.log(np.abs(x)), np.sqrt(y) + 1.0, x != y)
+    assert report.endswith("[llvm]")
+    for mine, theirs, plain, want in zip(ours, by_numba, unfused, expected):
+        np.testing.assert_array_equal(mine, want)  # NaN where numpy has NaN, inf, -inf
+        np.testing.assert_array_equal(mine, theirs)
+        np.testing.assert_array_equal(mine, plain)
+        assert mine.dtype == want.dtype  # the mask x != y comes back as booleans
+    assert ours[4][1] == -np.inf and np.signbit(ours[0][1]) == np.signbit(np.nan)
+
+
+def test_float32_kernels_go_to_numba():
+    f = dk.jit(lambda x: dnp.sin(x) * 2.0 + x, fuse=True)
+    x = np.linspace(0.0, 1.0, 5, dtype=np.float32)
+    out = f(x)
+    assert out.dtype == np.float32 and f.program(x).fusion.endswith("[numba]")
+    assert_close(out, np.sin(x) * np.float32(2.0) + x, rtol=2e-7)
+    assert f.program(x.astype(np.float64)).fusion.endswith("[llvm]")
+
+
+def test_unmapped_constructs_are_refused_not_guessed():
+    f64 = np.dtype(np.float64)
+    source = "def k0(a0, o0):\n    for i0 in range(3):\n        o0[i0] = math.gamma(a0[i0])\n"
+    params = [("array", f64, (3,)), ("out", f64, (3,))]
+    with pytest.raises(llvm_kernels.Unsupported, match="gamma"):
+        llvm_kernels.kernel_ir(source, params, "k0")
+    assert llvm_kernels.lower(source, params[:1], [(f64, (3,))], kernels.cache_dir()) is None
+    ints = [("array", np.dtype(np.int64), (3,)), ("out", f64, (3,))]
+    with pytest.raises(llvm_kernels.Unsupported, match="int64"):
+        llvm_kernels.kernel_ir(source.replace("math.gamma", "math.exp"), ints, "k0")
+
+
+def test_non_contiguous_arguments_are_copied_on_the_way_in():
+    f = dk.jit(lambda x: dk.grad(rosenbrock)(x), fuse=True)
+    base = np.random.default_rng(3).uniform(-1.0, 1.0, 40)
+    assert_close(f(base[::2]), f(np.ascontiguousarray(base[::2])), rtol=0, atol=0)
+    assert f.program(base[::2]).fusion.endswith("[llvm]")
+
+
+def test_the_object_file_is_loaded_by_the_next_process(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, diffkit as dk, diffkit.numpy as dnp
+        from diffkit.backends.compiled import llvm_kernels
+        f = dk.jit(lambda x: dk.grad(lambda x: dnp.sum(dnp.sin(x) * x))(x),
+                   fuse=True)
+        g = f(np.linspace(0.0, 1.0, 17))
+        assert abs(g[3] - (np.sin(3 / 16) + 3 / 16 * np.cos(3 / 16))) < 1e-15
+        print(llvm_kernels.STATS["compiled"], llvm_kernels.STATS["loaded"])
+        """)
+    env = {**os.environ, "DIFFKIT_CACHE": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True).stdout.split()
+    objects = list((tmp_path / "kernels").glob("dk_*.o"))
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert first == ["1", "0"] and len(objects) == 1
+    assert second == ["0", "1"]  # loaded, not compiled
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(S.programs("grad", max_ops=5))
+def test_random_fused_gradients_equal_eager_reverse(program):
+    f, x = program.function(), program.point()
+    try:
+        expected = dk.grad(f)(x)
+        fused = dk.jit(lambda x: dk.grad(f)(x), fuse=True)
+        g = fused(x)
+    except dk.DiffkitError as exc:
+        assume("traced array is needed" not in str(exc))
+        raise
+    assert_close(g, expected, rtol=1e-12)
+
+
+def test_show_code_names_the_route_compile_plan_takes(capsys):
+    from diffkit_cli.main import main
+
+    from diffkit.backends.compiled.fusion import fuse
+    from diffkit.backends.compiled.show import adjoint_program
+
+    try:
+        main(["show", "--code", "rosenbrock", "--dim", "7"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    assert ("fused (dk.jit(f, fuse=True)): 1 kernel, 0 library calls: k0 = 19 ops over (7,) "
+            "-> x_bar, sum->v10 [llvm]") in capsys.readouterr().out
+    for dtype, route in ((np.float64, "[llvm]"), (np.float32, "[numba]")):
+        x = np.linspace(-1.0, 1.0, 7, dtype=dtype)
+        predicted = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (x,)).graph))
+        f = dk.jit(lambda x: dk.grad(rosenbrock)(x), fuse=True)
+        f(x)
+        assert predicted.report().endswith(route) and f.program(x).fusion.endswith(route)
