@@ -3,7 +3,8 @@
     python benchmarks/fusion.py            # markdown table on stdout (a few minutes)
     python benchmarks/fusion.py --quick    # small sizes (a smoke test, not the targets)
 
-Rows (issue 13's bar in brackets), every library single-threaded, times are medians:
+Rows (issue 13's bar in brackets), every library on one core (the process pins itself to
+one), times are medians of 15 samples, diffkit's and jax's interleaved:
 
 * Rosenbrock gradient, n = 10^6 and 10^5: ``dk.jit(grad(f), fuse=True)`` over
   ``jax.jit(jax.grad(f))`` with x64 [<= 2];
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,8 +37,11 @@ import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1")
+# One core for this process and its children: XLA's CPU runtime runs large loops on more
+# than one thread whatever its flags say (Rosenbrock's gradient at 10^6 took 0.42 ms on the
+# two cores here, 1.2 ms on one), so only pinning makes every library single-threaded.
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
 os.environ.setdefault("DIFFKIT_CACHE", tempfile.mkdtemp(prefix="diffkit-fusion-bench-"))
 
 import numpy as np  # noqa: E402
@@ -102,6 +107,16 @@ def torch_grad(make, *args) -> tuple[float, float] | None:
     return steady, first - steady
 
 
+def paired(ours, theirs, repeat: int = 15) -> tuple[float, float]:
+    """Median seconds per call of each, their samples interleaved (ours, theirs, ours, ...)
+    so that a change in the shared host's speed during the run falls on both alike."""
+    samples: tuple[list, list] = ([], [])
+    for _ in range(repeat):
+        for fn, out in zip((ours, theirs), samples):
+            out.append(timed(fn, repeat=1, min_time=0.02)[0])
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
 def first_call(fn, *args) -> float:
     start = time.perf_counter()
     out = fn(*args)
@@ -135,8 +150,7 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
         ours(x)
         prog = ours.program(x)
         assert np.allclose(ours(x), np.asarray(theirs(xj)), rtol=1e-12, atol=1e-9)
-        t_ours = timed(lambda: ours(x), repeat=15)[0]
-        t_jax = timed(lambda: theirs(xj).block_until_ready(), repeat=15)[0]
+        t_ours, t_jax = paired(lambda: ours(x), lambda: theirs(xj).block_until_ready())
         row(f"Rosenbrock grad, n = {n}", t_ours, t_jax, 2)
         compile_row(f"Rosenbrock n = {n}", prog.setup_s, t_setup_j - t_jax)
         unfused = dk.jit(lambda x: dk.grad(rosenbrock(dnp))(x))
@@ -150,9 +164,8 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
         jvg(xj)[1].block_until_ready()
         context[f"Rosenbrock n = {n}: torch.compile grad, per call / compile"] = \
             torch_grad(rosenbrock, x)
-        context[f"Rosenbrock n = {n}: dk.value_and_grad(compiled:fuse=True) / jax vg"] = (
-            timed(lambda: vg(x), repeat=15)[0],
-            timed(lambda: jvg(xj)[1].block_until_ready(), repeat=15)[0])
+        context[f"Rosenbrock n = {n}: dk.value_and_grad(compiled:fuse=True) / jax vg"] = \
+            paired(lambda: vg(x), lambda: jvg(xj)[1].block_until_ready())
 
     # logistic regression
     m, d = (10**3, 100) if quick else (10**4, 100)
@@ -165,8 +178,7 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
     ours(w, X, y)
     prog = ours.program(w, X, y)
     assert np.allclose(ours(w, X, y), np.asarray(theirs(wj, Xj, yj)), rtol=1e-12, atol=1e-15)
-    t_ours = timed(lambda: ours(w, X, y), repeat=15)[0]
-    t_jax = timed(lambda: theirs(wj, Xj, yj).block_until_ready(), repeat=15)[0]
+    t_ours, t_jax = paired(lambda: ours(w, X, y), lambda: theirs(wj, Xj, yj).block_until_ready())
     row(f"logistic regression grad, X {m}x{d}", t_ours, t_jax, 1.2)
     compile_row("logistic regression", prog.setup_s, t_setup_j - t_jax)
     context["logistic regression: fusion"] = prog.fusion
@@ -181,8 +193,8 @@ def race(quick: bool) -> tuple[list[tuple], dict]:
     ours(0.3)
     prog = ours.program(0.3)
     assert abs(float(ours(0.3)) - float(theirs(0.3))) <= 1e-12
-    t_ours = timed(lambda: ours(0.3), repeat=15)[0] / ops
-    t_jax = timed(lambda: theirs(0.3).block_until_ready(), repeat=15)[0] / ops
+    t_ours, t_jax = (t / ops for t in paired(lambda: ours(0.3),
+                                            lambda: theirs(0.3).block_until_ready()))
     rows.append(("2,000-op scalar loop grad, per op", f"{t_ours * 1e6:.3g} µs",
                  f"{t_jax * 1e6:.3g} µs", f"{t_ours / t_jax:.2f}", "<= 0.05 µs",
                  "yes" if t_ours <= 0.05e-6 else "no"))

@@ -21,10 +21,6 @@ INJECT = "__import__('os').system('touch HACKED')"
 LONG = "x" * 20_000
 
 
-def bug(reason: str, condition: bool = True):
-    return pytest.mark.xfail(condition, reason=reason, strict=True)
-
-
 # (argv, fragment of the one error line[, mark])
 ROWS = [
     # the group

@@ -256,3 +256,14 @@ def test_fusion_figure_draws_each_way_and_the_memory_bound_line():
         *WAYS, "memory-bound: 16n bytes / bandwidth"]
     assert len(right.get_lines()) == 4  # three ways and the 16n bytes of x and g
     assert left.get_lines()[-1].get_ydata()[-1] == pytest.approx(1.6e-7)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the high-water mark is Linux's")
+def test_peak_resident_memory_sees_an_array_built_where_freed_memory_was_kept():
+    from diffkit.bench.rss import peak_rss_bytes
+
+    for _ in range(2):  # malloc keeps these 16 MB resident after the free (glibc)
+        big = np.ones(2 * 10**6)
+        del big
+    peak = peak_rss_bytes(lambda: np.ones(10**6))  # 8 MB: its pages must still count
+    assert 7.9e6 <= peak <= 12e6

@@ -387,13 +387,6 @@ case("solve", "const-a", lambda r: Spec([well_conditioned(r, (3, 3)), real(r, (3
 # ---------------------------------------------------------------- parametrization
 
 
-MASK_BUG = ("BUG: structure._lead_position sizes a boolean-mask index by np.shape(mask) "
-            "instead of its number of True entries / index arrays (np.nonzero), so batched "
-            "forward mode through a mask separated from another advanced index crashes "
-            "(ValueError: shape mismatch)")
-PROD_BUG = ("BUG: reductions._others (prod's derivative where an entry is 0) returns the "
-            "constant 0.0 for entries whose value is 0 but whose derivative is not, so the "
-            "second derivative of prod at a point with zeros is wrong")
 # (test kind, primitive, case id) -> reason; every entry is a strict xfail
 KNOWN_BUGS: dict[tuple[str, str, str], str] = {}
 

@@ -3,7 +3,9 @@
 tracemalloc sees numpy's allocations but not Numba's (or any C library's), so a fused
 kernel's memory is measured as resident size instead: Linux lets a process reset its
 high-water mark (``echo 5 > /proc/self/clear_refs``) and read it back (``VmHWM`` in
-``/proc/self/status``). Elsewhere :func:`peak_rss_bytes` returns None.
+``/proc/self/status``). Elsewhere :func:`peak_rss_bytes` returns None. Memory that malloc
+freed but kept resident would hide an allocation from that mark, so it is handed back to
+the system first (glibc's ``malloc_trim``).
 
 >>> import numpy as np
 >>> peak = peak_rss_bytes(lambda: np.ones(10**6).sum())
@@ -13,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,9 +32,19 @@ def _status(field: str) -> int:
     raise OSError(f"{field} not in /proc/self/status")
 
 
+def _trim_heap() -> None:
+    """Return malloc's free memory to the system (glibc), so a later allocation faults in
+    fresh pages that the high-water mark sees."""
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def peak_rss_bytes(fn: Callable[[], Any]) -> int | None:
     """Growth of the resident-set high-water mark during one call of ``fn`` (bytes), or
     None where the operating system cannot reset it."""
+    _trim_heap()
     try:
         with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
             fh.write("5")
