@@ -39,7 +39,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
     os.environ.setdefault(_var, "1")
 # One core for this process and its children: XLA's CPU runtime runs large loops on more
 # than one thread whatever its flags say (Rosenbrock's gradient at 10^6 took 0.42 ms on the
-# two cores here, 1.2 ms on one), so only pinning makes every library single-threaded.
+# two cores here, about 1 ms on one), so only pinning makes every library single-threaded.
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
 os.environ.setdefault("DIFFKIT_CACHE", tempfile.mkdtemp(prefix="diffkit-fusion-bench-"))

@@ -16,7 +16,6 @@ True
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,8 +35,8 @@ def _trim_heap() -> None:
     """Return malloc's free memory to the system (glibc), so a later allocation faults in
     fresh pages that the high-water mark sees."""
     try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)  # the process's own symbols, the C library's among them
+    except (OSError, AttributeError):  # not glibc
         pass
 
 
