@@ -267,3 +267,25 @@ def test_peak_resident_memory_sees_an_array_built_where_freed_memory_was_kept():
         del big
     peak = peak_rss_bytes(lambda: np.ones(10**6))  # 8 MB: its pages must still count
     assert 7.9e6 <= peak <= 12e6
+
+
+def test_fusion_report_measures_each_way_and_the_floor_at_each_size(tmp_path):
+    pytest.importorskip("matplotlib")
+    import json
+
+    from diffkit.reporting.fusion import WAYS, build
+
+    build({"setup": {"sizes": [100, 1000], "repeat": 1}}, tmp_path)
+    rows = json.loads((tmp_path / "fusion.json").read_text())["rows"]
+    assert sorted((r["way"], r["n"]) for r in rows) == sorted(
+        (w, n) for w in [*WAYS, "memory-bound"] for n in (100, 1000))
+    floor = {r["n"]: r for r in rows if r["way"] == "memory-bound"}
+    for n, r in floor.items():  # 16n bytes over the bandwidth measured at that n
+        assert r["bytes"] == 16 * n
+        assert r["time_s"] == pytest.approx(16 * n / r["bandwidth_bytes_per_s"])
+    assert (tmp_path / "fusion.png").stat().st_size > 10_000
+    caption = (tmp_path / "captions.md").read_text()
+    assert "measured at each n (" in caption
+    ran = "runs one compiled loop (1 kernel" if importlib.util.find_spec("numba") else \
+        "ran unfused here (numba missing"
+    assert ran in caption
