@@ -21,7 +21,7 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
               "functions)")
 @click.option("--depth", type=click.IntRange(min=1), help="depth (catalog functions with one, "
               "e.g. logistic_map)")
-@click.option("--backends", default="symbolic,numeric,forward,reverse", show_default=True,
+@click.option("--backends", default="symbolic,numeric,forward,reverse,compiled", show_default=True,
               help=f"comma-separated names; {SYNTAX}")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="seconds per cell before it is stopped")

@@ -507,3 +507,28 @@ def test_a_broadcast_operand_is_never_an_out_buffer(c: Any) -> None:
     gx, gc = dk.jit(dk.grad(lambda x, c: dnp.sum(x**2 * c), argnums=(0, 1)))(x, c)
     assert_close(gx, 4.0 * x, rtol=1e-15)
     assert np.shape(gc) == np.shape(c) and np.allclose(gc, 14.0, rtol=1e-15)
+
+
+def test_a_loop_until_np_any_runs_eagerly_and_is_not_applicable_when_traced():
+    def heron(a):  # sqrt(a) by Heron's iteration: the trip count depends on a's value
+        y = 1.0 + 0.0 * a
+        while np.any(np.abs(y * y - a) > 1e-12 * a):
+            y = 0.5 * (y + a / y)
+        return y
+
+    for backend in ("forward", "reverse"):
+        assert dk.derivative(heron, backend=backend)(2.0) == pytest.approx(0.5 / math.sqrt(2))
+    with pytest.raises(dk.NotApplicable, match="any depends on the entries' values, which a "
+                                               "graph traced once for all values does not know"):
+        dk.derivative(heron, backend="compiled")(2.0)
+    x = np.array([[1.0, -1.0], [2.0, 3.0]])
+    assert dnp.all(x > 0, axis=1).tolist() == [False, True]
+    assert dnp.any(x < 0, keepdims=True).tolist() == [[True]]
+    assert dk.grad(lambda v: dnp.sum(v[dnp.all(v > 0, axis=1)] ** 2))(x).tolist() == \
+        [[0.0, 0.0], [4.0, 6.0]]
+
+
+def test_a_catalog_function_that_branches_is_named_at_its_own_line():
+    record = dk.compare("piecewise", backends=["compiled"]).records()[0]
+    assert record["status"] == "n/a"
+    assert re.search(r"needed at catalog\.py:\d+ \(if x < 0\.0:\)", record["message"])

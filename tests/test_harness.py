@@ -17,7 +17,8 @@ from diffkit.bench.measure import error_against
 def test_compare_records_every_field_with_real_values():
     result = dk.compare("log(x1) + x1*x2 - sin(x2)", at={"x1": 2.0, "x2": 0.5}, repeat=1)
     records = result.records()
-    assert [r["backend"] for r in records] == ["symbolic", "numeric", "forward", "reverse"]
+    assert [r["backend"] for r in records] == ["symbolic", "numeric", "forward", "reverse",
+                                               "compiled"]
     exact = [1 / 2.0 + 0.5, 2.0 - np.cos(0.5)]
     for r in records:
         assert set(FIELDS) <= set(r)
@@ -26,6 +27,7 @@ def test_compare_records_every_field_with_real_values():
         assert r["time_s"] > 0 and r["peak_bytes"] > 0
     by = {r["backend"]: r for r in records}
     assert by["forward"]["error"] < 1e-15 and by["reverse"]["error"] < 1e-15
+    assert by["compiled"]["error"] < 1e-15 and by["compiled"]["graph_eqns"] > 0
     assert 1e-14 < by["numeric"]["error"] < 1e-7 and by["numeric"]["fevals"] >= 4
     assert by["symbolic"]["expr_nodes"] >= by["symbolic"]["expr_dag_nodes"] > 0
     assert by["symbolic"]["setup_s"] > 0

@@ -37,7 +37,7 @@ FIELDS = ("function", "backend", "status", "message", "value", "derivative", "er
 EXTRA = ("kind", "x", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
          "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
          "graph_passes", "fusion")
-DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse")
+DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse", "compiled")
 
 
 @dataclass

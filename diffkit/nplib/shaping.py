@@ -45,7 +45,7 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Any:
     s = shape(x)
     drop = [a + len(s) for a in _axes(x, axis)] if axis is not None else \
         [i for i, n in enumerate(s) if n == 1]
-    if any(s[a] != 1 for a in drop):
+    if [a for a in drop if s[a] != 1]:  # (this module's any is numpy's)
         raise DiffkitError("squeeze: cannot remove an axis whose length is not one")
     return reshape(x, tuple(n for i, n in enumerate(s) if i not in drop))
 
@@ -287,8 +287,9 @@ def _values(x: Any, what: str) -> np.ndarray:
     """The plain values of ``x``, for functions that order or pick entries by value."""
     value = primal(x)
     if isinstance(value, Box):  # a graph traced once for all values has none
-        raise NotApplicable(f"{what} orders entries by their values, which a traced graph "
-                            "does not know; use an eager backend (forward, reverse)")
+        raise NotApplicable(f"{what} depends on the entries' values, which a graph traced "
+                            "once for all values does not know; use an eager backend "
+                            "(forward, reverse)")
     return np.asarray(value)
 
 
@@ -327,6 +328,20 @@ def nonzero(x: Any) -> tuple[np.ndarray, ...]:
     return np.nonzero(_values(x, "nonzero"))
 
 
+def any(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+    """Whether any entry is true (a boolean: no derivative), as numpy's ``any``.
+
+    >>> bool(any(np.array([0.0, 2.0]) > 1.0))
+    True
+    """
+    return np.any(_values(x, "any"), axis=axis, keepdims=keepdims)
+
+
+def all(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+    """Whether every entry is true (a boolean: no derivative), as numpy's ``all``."""
+    return np.all(_values(x, "all"), axis=axis, keepdims=keepdims)
+
+
 def partition(x: Any, kth: int | Sequence[int], axis: int | None = -1) -> Any:
     """numpy's partition (the k-th entry in its sorted place, smaller before, larger after)."""
     if axis is None:
@@ -363,5 +378,5 @@ __all__ = ["squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "swapaxes", "mov
            "rollaxis", "hstack", "vstack", "row_stack", "dstack", "column_stack", "append",
            "array_split", "split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud",
            "rot90", "roll", "tile", "repeat", "pad", "diagonal", "trace", "diag", "tril", "triu",
-           "take_along_axis", "sort", "argsort", "argmax", "argmin", "nonzero", "partition", "take", "full",
-           "full_like", "copy"]
+           "take_along_axis", "sort", "argsort", "argmax", "argmin", "nonzero", "any", "all",
+           "partition", "take", "full", "full_like", "copy"]
