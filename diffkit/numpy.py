@@ -46,11 +46,12 @@ _SHAPE_QUERIES = {"shape", "ndim", "size", "result_type", "zeros_like", "ones_li
                   "isclose"}
 
 
-def _unsupported(what: str) -> DiffkitError:
+def _unsupported(what: str, name: str) -> DiffkitError:
+    """One line: what is missing, and where the functions that do exist are listed."""
     return DiffkitError(
-        f"{what} does not support values being differentiated; use the diffkit.numpy "
-        f"functions instead (import diffkit.numpy as dnp): {', '.join(sorted(__all__))}"
-    )
+        f"{what} does not support values being differentiated: diffkit.numpy has no {name}; "
+        f"write it with the {len(__all__)} functions of dir(diffkit.numpy) "
+        "(docs/numpy-coverage.md)")
 
 
 def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -62,7 +63,8 @@ def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kw
             return _mask(ufunc, *inputs)
         if ufunc in _COMPARISONS:
             return ufunc(*(primal(i) for i in inputs))
-    raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
+    raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"),
+                       ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
 
 
 # numpy arguments that change nothing at these values (dropped before calling diffkit.numpy)
@@ -85,7 +87,7 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
     if func.__module__ == "numpy.fft" and name in fft.__all__:
         return getattr(fft, name)(*args, **kwargs)
     if name not in _FUNCTIONS:
-        raise _unsupported(f"{func.__module__}.{name}()")
+        raise _unsupported(f"{func.__module__}.{name}()", name)
     ours = globals()[{"amax": "max", "amin": "min"}.get(name, name)]
     theirs = _signature(func)
     try:

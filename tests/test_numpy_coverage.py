@@ -164,6 +164,19 @@ def test_unsupported_modes_are_clear_errors() -> None:
         dnp.linalg.inv(np.ones((2, 3)))
 
 
+@pytest.mark.parametrize("f, name", [(lambda x: np.unwrap(x), "numpy.unwrap()"),
+                                     (lambda x: np.frexp(x)[0], "numpy.frexp"),
+                                     (lambda x: np.add.reduce(x), "numpy.add.reduce")])
+def test_a_numpy_function_diffkit_lacks_is_one_short_line(f: Any, name: str) -> None:
+    with pytest.raises(DiffkitError) as info:
+        dk.grad(lambda x: dnp.sum(f(x)))(np.ones(3))
+    message = str(info.value)
+    assert message.startswith(f"{name} does not support values being differentiated: "
+                              f"diffkit.numpy has no {name.removeprefix('numpy.').rstrip('()')};")
+    assert f"the {len(dnp.__all__)} functions of dir(diffkit.numpy)" in message
+    assert "\n" not in message and len(message) < 200
+
+
 VALUE_DEPENDENT = {"nan_to_num", "sort-partition"}  # need values a static graph does not have
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_compiled_backend_agrees_or_says_not_applicable(name: str) -> None:
