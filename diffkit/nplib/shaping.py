@@ -284,7 +284,7 @@ def triu(x: Any, k: int = 0) -> Any:
 
 
 def _values(x: Any, what: str) -> np.ndarray:
-    """The plain values of ``x``, for functions that order or pick entries by value."""
+    """The plain values of ``x``, for functions that order, pick or decide by value."""
     value = primal(x)
     if isinstance(value, Box):  # a graph traced once for all values has none
         raise NotApplicable(f"{what} depends on the entries' values, which a graph traced "
