@@ -94,6 +94,13 @@ def test_a_malformed_address_is_one_line(capsys):
     assert code == 2 and len(err) == 1 and "local:N" in err[0] and "tcp://host:port" in err[0]
 
 
+def test_an_experiment_on_a_cluster_is_one_line(capsys):
+    spec = Path(__file__).parents[1] / "reports" / "fusion.toml"
+    code, err = run_cli(capsys, "report", str(spec), "--cluster", "local:1")
+    assert code == 2 and err == ["diffkit: error: the fusion experiment runs in this process, "
+                                 "not as cells a cluster could share; run it without --cluster"]
+
+
 def test_a_report_whose_every_task_was_lost_still_builds(tmp_path):
     """Every cell ``lost``: each figure and table shows them; the next run measures them."""
     from diffkit.reporting.report import draw

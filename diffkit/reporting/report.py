@@ -795,8 +795,8 @@ def _cluster_check(cluster: Any, raw: dict[str, Any]) -> None:
     from ..bench.cluster import require
 
     if raw.get("experiment"):
-        raise DiffkitError(f"the {raw['experiment']} experiment trains on this machine; "
-                           "run it without --cluster")
+        raise DiffkitError(f"the {raw['experiment']} experiment runs in this process, not as "
+                           "cells a cluster could share; run it without --cluster")
     if isinstance(cluster, str):
         require(cluster)
 
