@@ -167,7 +167,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
-    names, ``"numeric:method=richardson"`` style specs, or configured backend objects.
+    names, ``"numeric:method=richardson"`` style specs, or configured backend objects
+    (default: the five ways, ``DEFAULT_BACKENDS``).
     ``reference=False`` skips the high-precision reference (and so the error column),
     for time and memory sweeps on inputs too large for it. With ``cluster``
     (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
