@@ -23,10 +23,12 @@ Dask is optional (``pip install diffkit[cluster]``); without it only ``--cluster
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
 import socket
+import sys
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -111,9 +113,6 @@ def _exit_quickly() -> None:
     """On a worker of ours (``local:N``): once it has closed, its process ends at once.
     Its interpreter's teardown (SymPy, matplotlib, Numba loaded) kept the cluster's
     shutdown waiting 2-4 s, time a user waits for nothing (all results are in)."""
-    import atexit
-    import sys
-
     def now() -> None:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -384,7 +384,7 @@ class _Lowering:
         """Two functions: ``@symbol.loops`` on data pointers (``noalias``: LLVM may
         vectorize), and ``@symbol``, called from Python with the numpy arrays themselves,
         which reads their data pointers and calls it (not inlined: the loops keep their
-        ``noalias`` arguments through the -O1 pass that peels them)."""
+        ``noalias`` arguments through the light pass that peels them)."""
         self.statements(fn.body)
         outer, inner, unpack = [], [], []
         for name, (kind, dtype, shape) in self.params.items():
