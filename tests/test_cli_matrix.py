@@ -118,6 +118,8 @@ ROWS = [
     (["compare", "sin(x)", "--backends", ","], "name at least one backend"),
     (["compare", "sin(x)", "--backends", "numeric:order=3"], "bad order 3"),
     (["compare", "sin(x)", "--backends", "numeric:bogus=1"], "has no option 'bogus'"),
+    (["compare", "sin(x)", "--backends", "compiled[fuse=maybe]"],
+     "backend 'compiled': option 'fuse' is true or false, not 'maybe'"),
     (["compare", "sin(x)", "--backends", "numeric:method"], "bad backend option"),
     (["compare", "nofunc.py:f"], "has no function 'f'"),
     (["compare", "notcallable.py:f"], "has no function 'f'"),

@@ -62,6 +62,10 @@ class Backend:
             known = ", ".join(sorted(self.defaults)) or "none"
             raise DiffkitError(f"backend {self.name!r} has no option {unknown[0]!r}; "
                                f"its options: {known}")
+        for key, value in options.items():  # a switch given "maybe" would read as on
+            if isinstance(self.defaults[key], bool) and not isinstance(value, bool):
+                raise DiffkitError(f"backend {self.name!r}: option {key!r} is true or false, "
+                                   f"not {value!r}")
         self.options = {**self.defaults, **options}
 
     def __repr__(self) -> str:
