@@ -32,7 +32,7 @@ import statistics
 import time
 
 import diffkit as dk
-from diffkit.backends import backend_from_spec, label
+from diffkit.backends import backend, label
 from diffkit.bench import catalog
 from diffkit.bench.advise import methods
 
@@ -83,7 +83,7 @@ def judge(name: str, n: int | None, repeats: int, timeout: float) -> dict:
     start = time.perf_counter()
     a = dk.advise(name, n=n, calls=CALLS, accuracy=TARGET)
     spent = time.perf_counter() - start
-    labels = [label(backend_from_spec(m)) for m in methods()]
+    labels = [label(backend(m)) for m in methods()]
     gc.freeze()
     alone = dk.compare(name, n=n, backends=["symbolic"], repeat=1, timeout=SYMBOLIC_S,
                        reference=False).records()[0]
@@ -92,7 +92,7 @@ def judge(name: str, n: int | None, repeats: int, timeout: float) -> dict:
     rows = {r["backend"]: r for r in dk.compare(name, n=n, backends=labels, repeat=3,
                                                 timeout=timeout).records()}
     rows.setdefault("symbolic", {**alone, "error": None})
-    rec_label = label(backend_from_spec(a.best.method)) if a.best else None
+    rec_label = label(backend(a.best.method)) if a.best else None
     rec = rows.get(rec_label)
     good = sorted((r for r in rows.values() if meets(r)), key=cost)
     fastest = good[0] if good else None

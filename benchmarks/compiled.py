@@ -67,9 +67,9 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
         g(0.3)
         ratio = be.stats(None, None)["graph_eqns"] / f_eqns
         try:
-            from diffkit.backends.symbolic import derive
+            from diffkit.interpreters.symbolic import closed_form
 
-            tree = derive(f, np.float64(0.3), "derivative").sizes["expr_nodes"]
+            tree = closed_form(f, np.float64(0.3), "derivative").sizes["expr_nodes"]
         except Exception as exc:  # noqa: BLE001
             tree = f"({type(exc).__name__})"
         out.append((f"logistic map depth {depth}: gradient graph / f graph",

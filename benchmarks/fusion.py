@@ -226,7 +226,7 @@ def vm_compile() -> str:
     """Seconds to compile the tape VM's interpreter in a fresh process with an empty Numba
     cache, then to load it from that cache in another (each after numba's own start-up)."""
     code = ("import time, numpy as np, diffkit as dk, diffkit.numpy as dnp\n"
-            "from diffkit.backends.compiled.scalar_vm import interpreter\n"
+            "from diffkit.compiler.scalar_vm import interpreter\n"
             + START_UP +
             "start = time.perf_counter()\ninterpreter()\nprint(time.perf_counter() - start)\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="diffkit-vm-bench-")}

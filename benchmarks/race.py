@@ -271,19 +271,19 @@ def jacobian_rows(n: int, m: int, repeat: int) -> list[Row]:
 
 def symbolic_rows(points: int, sines: int, repeat: int) -> list[Row]:
     """Compiled CSE'd symbolic derivatives on a batch of points vs reverse on the batch."""
-    from diffkit.backends.symbolic import derive
+    from diffkit.interpreters.symbolic import closed_form
 
     rng = np.random.default_rng(0)
     rows = []
     xs = rng.uniform(0.1, 0.9, points)
-    d = derive(logistic_map, 0.3, kind="derivative")
+    d = closed_form(logistic_map, 0.3, kind="derivative")
     t = interleaved([lambda: d(xs), lambda: dk.grad(lambda v: dnp.sum(logistic_map(v)))(xs)],
                     repeat)
     rows.append(Row(f"symbolic logistic map depth 8, {points:.0e} points: symbolic / reverse"
                     .replace("e+0", "e"), t[0], t[1], 2.0,
                     note=f"derive + compile {d.setup_s:.2f} s"))
     X = rng.uniform(0.3, 1.2, (points, sines))
-    d = derive(sin_product, X[0], kind="grad")
+    d = closed_form(sin_product, X[0], kind="grad")
     cols = list(X.T)
     t = interleaved([lambda: d._compiled(*cols),
                      lambda: dk.grad(lambda v: dnp.sum(dnp.prod(dnp.sin(v), axis=1)))(X)], repeat)

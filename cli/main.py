@@ -37,7 +37,7 @@ class Group(click.Group):
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="diffkit")
 def cli() -> None:
-    """Differentiate a function four ways and measure how they compare.
+    """Differentiate a function five ways and measure how they compare.
 
     FUNC, wherever a command takes one, is a catalog name (see `diffkit list`), a
     formula in quotes such as "log(x1) + x1*x2 - sin(x2)" (parsed, never evaluated as

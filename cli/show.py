@@ -31,13 +31,13 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
         return _show_code(func, at, dim, depth)
     import numpy as np
 
-    from diffkit.backends.symbolic import derive
+    from diffkit.interpreters.symbolic import closed_form
     from diffkit.bench.sweeps import ENGINES
     from diffkit.bench.targets import kind_for, parse_at, find_target
 
     t = find_target(func, at=parse_at(at) if at else None, n=dim, depth=depth)
     kind = t.kind or kind_for(t.x, t.f(t.x))
-    d = derive(t.f, t.x, kind)
+    d = closed_form(t.f, t.x, kind)
     click.echo(f"f = {d.f}")
     click.echo(f"{kind} = {d.expression}")
     replacements, reduced = d.common_subexpressions()
@@ -65,10 +65,10 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
     A formula of several variables gets one argument per variable (x1, x2 ...)."""
     import numpy as np
 
-    from diffkit.backends.compiled.fusion import fuse
-    from diffkit.backends.compiled.kernels import kernel_routes
-    from diffkit.backends.compiled.scalar_vm import encode
-    from diffkit.backends.compiled.show import adjoint_program
+    from diffkit.compiler.fusion import fuse
+    from diffkit.compiler.kernels import kernel_routes
+    from diffkit.compiler.scalar_vm import encode
+    from diffkit.compiler.show import adjoint_program
     from diffkit.bench.formula import FormulaError, parse_formula
     from diffkit.bench.targets import find_target, parse_at
 

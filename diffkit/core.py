@@ -49,7 +49,7 @@ class Primitive:
     Undeclared (``None``) means everything.
     ``batch(args, batched, size, **params)`` applies the primitive to arguments of which
     those marked in ``batched`` carry an extra leading axis of length ``size`` (the
-    batching rule, see :mod:`diffkit.batching`); the default suits primitives that act on
+    batching rule, see :mod:`diffkit.interpreters.batching`); the default suits primitives that act on
     trailing axes only.
     ``broadcasts`` marks primitives whose output broadcasts its inputs (elementwise
     arithmetic, matmul's batch axes): the interpreters align shapes for those.
@@ -266,7 +266,7 @@ class Box:
         return (self[i] for i in range(len(self)))
 
     __hash__ = object.__hash__
-    batched = False  # True for boxes holding a batch of values (diffkit.batching)
+    batched = False  # True for boxes holding a batch of values (diffkit.interpreters.batching)
     expression = False  # True for boxes holding a formula, not a value (symbolic backend)
 
     def __bool__(self) -> bool:

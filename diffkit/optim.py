@@ -51,7 +51,7 @@ import numpy as np
 
 from .core import DiffkitError, primal
 from .pytree import flatten
-from .backends.tensor import Tensor
+from .interpreters.tensor import Tensor
 
 Params = Iterable[Tensor] | Iterable[tuple[str, Tensor]] | Mapping[str, Tensor]
 Grads = Sequence[Any] | Mapping[str, Any] | None

@@ -15,8 +15,8 @@ import numpy as np
 from hypothesis import settings
 
 from diffkit.core import new_level
-from diffkit.backends.forward import Dual, ForwardInterpreter
-from diffkit.batching import Batched, BatchInterpreter, unbatch
+from diffkit.interpreters.forward import Dual, ForwardInterpreter
+from diffkit.interpreters.batching import Batched, BatchInterpreter, unbatch
 
 # CI is deterministic: property tests replay the same examples on every run (derandomized);
 # exploring fresh random programs is the soak's job (benchmarks/soak.py) or, locally,
@@ -128,10 +128,10 @@ def forward_multi(fun: Callable[..., Any], args: Sequence[Any], tangents: Sequen
                   batch: tuple[int, ...] = ()) -> tuple[Any, Any]:
     """``(fun(*args), sum_i J_i t_i)`` with every argument its own dual number on ONE level.
 
-    A tangent of None marks a constant argument. This is ``diffkit.backends.forward.push_forward``
+    A tangent of None marks a constant argument. This is ``diffkit.interpreters.forward.push_forward``
     generalised to several inputs, so a primitive sees its arguments directly (no ravel /
     concatenate in between). With ``batch=(k,)`` each tangent has a leading axis k: a batch
-    of k directions (diffkit.batching), as forward-mode Jacobians use it.
+    of k directions (diffkit.interpreters.batching), as forward-mode Jacobians use it.
     """
     if batch:
         with new_level(lambda level: BatchInterpreter(level, batch[0])) as directions:

@@ -13,7 +13,7 @@ from conftest import assert_close
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit import data, nn, optim
-from diffkit.backends.tensor import AMBIENT
+from diffkit.interpreters.tensor import AMBIENT
 
 ROOT = Path(__file__).resolve().parents[1]
 

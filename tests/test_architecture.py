@@ -125,6 +125,7 @@ def test_the_graph_sees_the_layers():
     assert "diffkit.bench.cells" in GRAPH["diffkit.bench.harness"]
     assert "diffkit.backends" in GRAPH["diffkit.backends.peers"]  # from .. import Backend
     assert "diffkit.core" in GRAPH["diffkit.backends.peers.numdifftools"]  # from ...core
+    assert "diffkit.compiler.ir" in GRAPH["diffkit.interpreters.tracer"]  # from ..compiler.ir
     assert "diffkit.reporting.plots" in EVERY_IMPORT["diffkit.reporting.report"]  # deferred
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
@@ -142,16 +143,43 @@ def imported_from(prefixes: tuple[str, ...], forbidden: tuple[str, ...]) -> list
             for b in sorted(bs) if under(b, forbidden)]
 
 
+BELOW_INTERPRETERS = ("diffkit.interpreters", "diffkit.compiler", "diffkit.backends",
+                      "diffkit.transforms", "diffkit.views", "diffkit.bench", "diffkit.reporting")
+
+
 @pytest.mark.parametrize("layer,forbidden", [
-    (("diffkit.core", "diffkit.primitives"),
-     ("diffkit.backends", "diffkit.bench", "diffkit.reporting")),
-    (("diffkit.numpy",), ("diffkit.backends", "diffkit.bench", "diffkit.reporting")),
-    (("diffkit.backends",), ("diffkit.bench", "diffkit.reporting", "diffkit_cli")),
+    (("diffkit.core", "diffkit.primitives"), BELOW_INTERPRETERS),
+    (("diffkit.numpy", "diffkit.nplib", "diffkit.scipy"), BELOW_INTERPRETERS),
+    (("diffkit.interpreters",), BELOW_INTERPRETERS[2:] + ("diffkit.nn",)),
+    (("diffkit.compiler",), BELOW_INTERPRETERS[2:] + ("diffkit.nn",)),
+    (("diffkit.backends",), ("diffkit.transforms", "diffkit.views", "diffkit.bench",
+                             "diffkit.reporting", "diffkit_cli")),
+    (("diffkit.transforms",), ("diffkit.views", "diffkit.bench", "diffkit.reporting",
+                               "diffkit_cli")),
+    (("diffkit.views",), ("diffkit.compiler", "diffkit.backends", "diffkit.transforms",
+                          "diffkit.bench", "diffkit.reporting", "diffkit_cli")),
     (("diffkit.bench",), ("diffkit.reporting", "diffkit_cli")),
     (("diffkit",), ("diffkit_cli",)),
-], ids=["core", "numpy", "backends", "bench", "library"])
+], ids=["core", "numpy", "interpreters", "compiler", "backends", "transforms", "views", "bench",
+        "library"])
 def test_each_layer_imports_only_below_it(layer, forbidden):
     assert imported_from(layer, forbidden) == []
+
+
+def test_interpreters_take_only_the_ir_from_the_compiler():
+    """The graph tracer records the compiler's IR; no interpreter needs more of it."""
+    assert imported_from(("diffkit.interpreters",), ("diffkit.compiler",)) == [
+        "diffkit.interpreters.tracer -> diffkit.compiler.ir"]
+
+
+def test_one_class_per_name():
+    """A class name means one thing across the package (no two Graphs, Tapes, Programs)."""
+    seen: dict[str, list[str]] = {}
+    for module, (path, _) in MODULES.items():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                seen.setdefault(node.name, []).append(module)
+    assert {name: where for name, where in seen.items() if len(where) > 1} == {}
 
 
 # --------------------------------------------------------------------------- docs/architecture.md

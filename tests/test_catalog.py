@@ -22,7 +22,7 @@ import diffkit as dk
 from diffkit.bench import catalog
 from diffkit.bench.catalog import ENTRIES, Entry, get, names
 from diffkit.bench.reference import reference
-from diffkit.backends.symbolic import to_sympy
+from diffkit.interpreters.symbolic import to_sympy
 
 GROUPS = {"scalar", "optimization", "AD classics", "machine learning", "control flow",
           "vector-valued", "non-smooth"}

@@ -11,7 +11,7 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.checkpoint import schedule
+from diffkit.transforms.checkpoint import schedule
 
 calls = {"f": 0, "step": 0}
 

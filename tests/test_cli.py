@@ -63,7 +63,7 @@ def test_formula_json_and_csv_parse_back(capsys):
                        "numeric:method=richardson,symbolic", "--repeat", "1", "--format", "csv")
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert [r["backend"] for r in rows] == ["numeric:method=richardson", "symbolic"]
+    assert [r["backend"] for r in rows] == ["numeric[method=richardson]", "symbolic"]
     assert float(rows[0]["derivative"]) == pytest.approx(3 * 1.5**2 - 2, rel=1e-12)
     assert float(rows[1]["error"]) == 0.0
 
@@ -108,7 +108,7 @@ ERRORS = [
     (["compare", "__import__('os').system('touch HACKED')"], "formula error"),
     (["compare", "x.__class__"], "attribute access"),
     (["compare", "rosenbrock", "--backends", "foo"], "unknown backend 'foo'"),
-    (["compare", "rosenbrock", "--backends", "numeric:method=spline"], "unknown method"),
+    (["compare", "rosenbrock", "--backends", "numeric[method=spline]"], "unknown method"),
     (["compare", "missing_file.py:f"], "file not found"),
     (["compare", "no_such_module_xyz:f"], "cannot import module"),
     (["compare", "x1 + x2", "--at", "x1=1"], "missing value for x2"),

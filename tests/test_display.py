@@ -85,7 +85,7 @@ def test_graph_displays_as_svg():
 
 
 def test_derivation_displays_as_latex():
-    d = dk.derive(lambda x: dnp.sin(x) * x, 1.0, "derivative")
+    d = dk.closed_form(lambda x: dnp.sin(x) * x, 1.0, "derivative")
     assert d._repr_latex_() == (r"$$\frac{d}{dx} f = x \cos{\left(x \right)} + "
                                 r"\sin{\left(x \right)}$$")
 

@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
-from diffkit.backends.forward import Dual
+from diffkit.interpreters.forward import Dual
 from diffkit.bench.formula import Formula, FormulaError, parse_formula
 from diffkit.bench.harness import read_results
 from diffkit.bench.cells import run_isolated
@@ -428,8 +428,8 @@ def f(x):
         time.sleep(60)
     return dnp.sin(x) * x
 """
-CELLS = ["forward", "reverse", "numeric", "numeric:method=forward", "numeric:method=richardson",
-         "numeric:order=4"]
+CELLS = ["forward", "reverse", "numeric", "numeric[method=forward]", "numeric[method=richardson]",
+         "numeric[order=4]"]
 
 
 def _compare_cmd(src: Path, results: Path, *extra: str) -> list[str]:

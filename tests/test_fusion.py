@@ -20,9 +20,9 @@ import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
 from diffkit.backends import backend
-from diffkit.backends.compiled import kernels
-from diffkit.backends.compiled.fusion import basic_index, fuse
-from diffkit.backends.compiled.show import adjoint_program
+from diffkit.compiler import kernels
+from diffkit.compiler.fusion import basic_index, fuse
+from diffkit.compiler.show import adjoint_program
 
 
 @pytest.fixture(autouse=True)
@@ -202,12 +202,12 @@ def test_kernels_are_cached_on_disk_for_the_next_process(tmp_path, monkeypatch):
 def test_fused_and_unfused_side_by_side_in_compare():
     from diffkit.bench.harness import compare
 
-    rows = compare(rosenbrock, np.linspace(-1, 1, 6), backends=["compiled", "compiled:fuse=True"],
+    rows = compare(rosenbrock, np.linspace(-1, 1, 6), backends=["compiled", "compiled[fuse=True]"],
                    repeat=1, timeout=120).records()
     by = {r["backend"]: r for r in rows}
-    assert set(by) >= {"compiled", "compiled:fuse=True"}
-    assert all(by[b]["status"] == "ok" for b in ("compiled", "compiled:fuse=True"))
-    assert "kernel" in str(by["compiled:fuse=True"].get("fusion"))
+    assert set(by) >= {"compiled", "compiled[fuse=True]"}
+    assert all(by[b]["status"] == "ok" for b in ("compiled", "compiled[fuse=True]"))
+    assert "kernel" in str(by["compiled[fuse=True]"].get("fusion"))
 
 
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))

@@ -10,7 +10,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench.harness import FIELDS, append_result, read_results
 from diffkit.bench.cells import run_isolated
-from diffkit.backends.counting import tape_length
+from diffkit.interpreters.counting import tape_length
 from diffkit.bench.measure import error_against
 
 

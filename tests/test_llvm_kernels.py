@@ -3,7 +3,7 @@ unfused numpy program, the fallback to Numba, and the disk cache across processe
 
 References are plain numpy (the unfused program's arithmetic, written out here where
 the closed form is short) and eager reverse mode; the LLVM route is forced off by
-replacing :func:`diffkit.backends.compiled.kernels.lower` to get the Numba kernel.
+replacing :func:`diffkit.compiler.kernels.lower` to get the Numba kernel.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
-from diffkit.backends.compiled import kernels, llvm_kernels
+from diffkit.compiler import kernels, llvm_kernels
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                 reason="numba is not installed (pip install diffkit[jit])")
@@ -154,7 +154,7 @@ def test_non_contiguous_arguments_are_copied_on_the_way_in():
 def test_the_object_file_is_loaded_by_the_next_process(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, diffkit as dk, diffkit.numpy as dnp
-        from diffkit.backends.compiled import llvm_kernels
+        from diffkit.compiler import llvm_kernels
         f = dk.jit(lambda x: dk.grad(lambda x: dnp.sum(dnp.sin(x) * x))(x),
                    fuse=True)
         g = f(np.linspace(0.0, 1.0, 17))
@@ -188,8 +188,8 @@ def test_random_fused_gradients_equal_eager_reverse(program):
 def test_show_code_names_the_route_compile_plan_takes(capsys):
     from diffkit_cli.main import main
 
-    from diffkit.backends.compiled.fusion import fuse
-    from diffkit.backends.compiled.show import adjoint_program
+    from diffkit.compiler.fusion import fuse
+    from diffkit.compiler.show import adjoint_program
 
     try:
         main(["show", "--code", "rosenbrock", "--dim", "7"])

@@ -282,10 +282,10 @@ def test_the_documented_backend_plugs_in(monkeypatch, tmp_path, capsys):
     f, x = catalog.get("beale").make()
     with pytest.raises(dk.DiffkitError, match="does not compute Hessians"):
         dk.hessian(f, backend="complex_step")(x)
-    result = dk.compare("rosenbrock", backends=["reverse", "complex_step:step=1e-20"], repeat=1)
+    result = dk.compare("rosenbrock", backends=["reverse", "complex_step[step=1e-20]"], repeat=1)
     rows = {r["backend"]: r for r in result.records()}
-    assert rows["complex_step:step=1e-20"]["status"] == "ok"
-    assert rows["complex_step:step=1e-20"]["error"] < 1e-14
+    assert rows["complex_step[step=1e-20]"]["status"] == "ok"
+    assert rows["complex_step[step=1e-20]"]["error"] < 1e-14
     code, out, _ = cli(capsys, "list")
     assert code == 0 and "complex_step" in out
 

@@ -28,10 +28,10 @@ from conftest import (assert_close, away, central_jvp, distinct, forward_multi, 
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.backends.forward import push_forward
-from diffkit.backends.tape import Node, ReverseInterpreter, backprop
-from diffkit.backends.tensor import Tensor
-from diffkit.batching import Batched, BatchInterpreter, unbatch
+from diffkit.interpreters.forward import push_forward
+from diffkit.interpreters.tape import Node, ReverseInterpreter, backprop
+from diffkit.interpreters.tensor import Tensor
+from diffkit.interpreters.batching import Batched, BatchInterpreter, unbatch
 from diffkit.core import new_level
 from diffkit.primitives import table
 

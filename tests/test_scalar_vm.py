@@ -23,8 +23,9 @@ import diffkit.numpy as dnp
 import diffkit.primitives as P
 import strategies as S
 from diffkit.backends import backend
-from diffkit.backends.compiled import kernels, scalar_vm
-from diffkit.backends.compiled.graph import Eqn, Graph, Var, trace
+from diffkit.compiler import kernels, scalar_vm
+from diffkit.compiler.ir import Eqn, Graph, Var
+from diffkit.interpreters.tracer import trace
 from diffkit.primitives import compare
 
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,

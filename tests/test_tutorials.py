@@ -35,4 +35,4 @@ def test_tutorial_runs_as_a_notebook(path):
     if path.stem[:2] in pictures:  # figures and graphs show with no %matplotlib inline
         assert pictures[path.stem[:2]] in shown
     if path.stem[:2] == "01":
-        assert "text/latex" in shown  # dk.derive(...) typeset
+        assert "text/latex" in shown  # dk.closed_form(...) typeset

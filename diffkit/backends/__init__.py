@@ -1,7 +1,7 @@
 """Backends: interpreters of the primitive table, behind one small protocol.
 
 A backend differentiates a function of ONE array ``x`` (the transforms in
-:mod:`diffkit.transforms` take care of ``argnums``, several arguments and pytrees).
+:mod:`diffkit.transforms.functional` take care of ``argnums``, several arguments and pytrees).
 It implements what it can of :class:`Backend`; ``jvp``, ``vjp`` (from the whole Jacobian),
 ``hessian`` and ``derivative`` have defaults built from the others. A question a backend
 cannot answer by its nature (no closed form, no complex step) raises
@@ -18,6 +18,7 @@ group ``diffkit.backends`` (a third-party package registers
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
@@ -47,6 +48,7 @@ STATS = {  # what Backend.stats() may report: the harness's size and setup colum
     "graph_eqns": "equations of the compiled derivative graph after optimization",
     "graph_eqns_traced": "equations of the compiled derivative graph as traced",
     "graph_passes": "the optimization passes' effect, e.g. 24 equations → 22 after ...",
+    "fusion": "the fusion report: kernels and library calls, e.g. 1 kernel, 0 library calls",
 }
 
 
@@ -151,8 +153,21 @@ def backends() -> list[str]:
     return list(BUILTIN) + sorted(set(_plugins()) - set(BUILTIN))
 
 
-def backend(name: str, **options: Any) -> Backend:
-    """A backend by name, configured with ``options`` (e.g. ``method="central"``)."""
+def backend(spec: str, **options: Any) -> Backend:
+    """A backend by name, configured with ``options``, or by a spec that carries them.
+
+    ``backend("numeric", method="central", order=4)`` and
+    ``backend("numeric[method=central,order=4]")`` are the same backend; the CLI, report
+    specs and every transform's ``backend=`` read this one grammar.
+
+    >>> backend("numeric[method=central,order=4]").options["order"]
+    4
+    """
+    name, given = parse_spec(spec)
+    clash = sorted(set(given) & set(options))
+    if clash:
+        raise DiffkitError(f"backend {spec!r}: option {clash[0]!r} is given twice; give it once")
+    options = {**given, **options}
     if name in BUILTIN:
         module, cls = BUILTIN[name].split(":")
         return getattr(importlib.import_module(module), cls)(**options)
@@ -163,7 +178,7 @@ def backend(name: str, **options: Any) -> Backend:
 
 
 def as_backend(spec: str | Backend) -> Backend:
-    """Accept a backend name or a configured backend object."""
+    """Accept a backend spec (``"compiled[fuse=false]"``) or a configured backend object."""
     if isinstance(spec, Backend):
         return spec
     if isinstance(spec, str):
@@ -171,17 +186,40 @@ def as_backend(spec: str | Backend) -> Backend:
     raise DiffkitError(f"backend= takes a name or dk.backend(...), got {type(spec).__name__}")
 
 
-def backend_from_spec(spec: str) -> Backend:
-    """A backend from text, as the CLI takes it: ``"numeric:method=richardson:order=4"``."""
-    name, *parts = spec.strip().split(":")
+_SPEC = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[([^\[\]]*)\])?\s*")
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """A backend spec's name and options: ``name[key=value,key=value]``.
+
+    Values are numbers, ``true``/``false``/``none`` or text. (``name:key=value``, the
+    older spelling kept in earlier results files, reads the same.)
+
+    >>> parse_spec("numeric[method=central,order=4]")
+    ('numeric', {'method': 'central', 'order': 4})
+    >>> parse_spec("compiled[fuse=false]")
+    ('compiled', {'fuse': False})
+    """
+    if not isinstance(spec, str):
+        raise DiffkitError(f"a backend is named by text, got {type(spec).__name__}")
+    match = _SPEC.fullmatch(spec)
+    if match is not None:
+        name, parts = match.group(1), (match.group(2) or "").split(",")
+    elif ":" in spec and "[" not in spec:
+        name, *parts = spec.strip().split(":")
+    else:
+        raise DiffkitError(f"cannot read backend {spec!r}: write name[option=value,...], "
+                           "e.g. numeric[method=central,order=4]")
     options: dict[str, Any] = {}
-    for part in parts:
+    for part in (p.strip() for p in parts):
+        if not part:
+            continue
         key, eq, value = part.partition("=")
-        if not eq or not key:
+        if not eq or not key.strip():
             raise DiffkitError(f"bad backend option {part!r} in {spec!r}: write "
-                               "name:option=value, e.g. numeric:method=richardson")
-        options[key] = _literal(value)
-    return backend(name, **options)
+                               "name[option=value,...], e.g. numeric[method=richardson]")
+        options[key.strip()] = _literal(value.strip())
+    return name.strip(), options
 
 
 def _literal(text: str) -> Any:
@@ -198,6 +236,16 @@ def _literal(text: str) -> Any:
 
 
 def label(b: Backend) -> str:
-    """``name`` plus the options that differ from the defaults, in spec syntax."""
-    changed = [f"{k}={v}" for k, v in b.options.items() if b.defaults.get(k) != v]
-    return ":".join([b.name, *changed])
+    """``name`` plus the options that differ from the defaults, in spec syntax.
+
+    >>> label(backend("numeric", method="richardson")), label(backend("reverse"))
+    ('numeric[method=richardson]', 'reverse')
+    """
+    changed = [f"{k}={_text(v)}" for k, v in b.options.items() if b.defaults.get(k) != v]
+    return f"{b.name}[{','.join(changed)}]" if changed else b.name
+
+
+def _text(value: Any) -> str:
+    """An option value as the grammar writes it (``false``, not ``False``)."""
+    return {True: "true", False: "false", None: "none"}.get(value, str(value)) \
+        if isinstance(value, (bool, type(None))) else str(value)

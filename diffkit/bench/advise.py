@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import backend, backend_from_spec, backends
+from ..backends import backend, backends
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
 from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
@@ -42,8 +42,8 @@ from .targets import Target, find_target, kind_for
 AD = ("reverse", "forward", "compiled")
 NOISE = 1.25  # costs this close are a tie on a shared machine
 CLOSE = 3.0  # the two cheapest this close are measured again (one timing can be 3x off under load)
-NUMERIC = ("numeric:method=central", "numeric:method=richardson", "numeric:method=complex",
-           "numeric:method=forward")
+NUMERIC = ("numeric[method=central]", "numeric[method=richardson]", "numeric[method=complex]",
+           "numeric[method=forward]")
 
 
 def methods() -> list[str]:
@@ -162,7 +162,7 @@ def _bytes(b: int | None) -> str:
 
 def _ad_trace(t: Target) -> tuple[bool, str]:
     """Can automatic differentiation trace f? (A black box calling plain numpy cannot.)"""
-    from ..transforms import jvp
+    from ..transforms.functional import jvp
 
     try:
         jvp(t.f, (t.x,), (np.ones_like(t.x),))
@@ -205,7 +205,7 @@ def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float |
              ) -> Candidate:
     """Run one method once in an isolated cell: setup, per-call time, peak memory, size."""
     def job() -> dict:
-        be = backend_from_spec(spec)
+        be = backend(spec)
         diff = TRANSFORMS[kind](t.f, backend=be)
         d = diff(t.x)  # setup (compile, derive) happens here, outside tracemalloc's slowdown
         # the least of five timings: other processes only ever add time
@@ -231,7 +231,7 @@ def _duel(t: Target, kind: str, a: Candidate, b: Candidate, timeout: float,
     """A close call measured again: both methods in one cell, their timings interleaved so
     that both see the same load; each keeps the least of its per-call times and setups."""
     def job() -> dict:
-        bes = [backend_from_spec(c.method) for c in (a, b)]
+        bes = [backend(c.method) for c in (a, b)]
         diffs = [TRANSFORMS[kind](t.f, backend=be) for be in bes]
         setups = []
         for be, diff in zip(bes, diffs):
@@ -251,9 +251,9 @@ def _duel(t: Target, kind: str, a: Candidate, b: Candidate, timeout: float,
 
 def _predicted(spec: str, n: int, f_time: float, why: str) -> Candidate:
     """A method too slow to run here: its cost from the evaluation count."""
-    evals = {"forward": n, "numeric:method=central": 2 * n + 1,
-             "numeric:method=richardson": 8 * n + 1, "numeric:method=complex": n,
-             "numeric:method=forward": n + 1, "symbolic": n}.get(spec, n)
+    evals = {"forward": n, "numeric[method=central]": 2 * n + 1,
+             "numeric[method=richardson]": 8 * n + 1, "numeric[method=complex]": n,
+             "numeric[method=forward]": n + 1, "symbolic": n}.get(spec, n)
     return Candidate(spec, status="ok", note=why, time_s=evals * f_time * 2.0, measured=False)
 
 
@@ -374,8 +374,8 @@ def _estimate_errors(candidates: list[Candidate]) -> None:
             else:
                 c.error, c.error_basis = error_against(c.derivative, ref)[0], f"against {ad[0].method}"
         return
-    order = ["numeric:method=complex", "numeric:method=richardson", "numeric:method=central",
-             "numeric:method=forward"]
+    order = ["numeric[method=complex]", "numeric[method=richardson]", "numeric[method=central]",
+             "numeric[method=forward]"]
     ranked = [by[m] for m in order if m in by]
     for k, c in enumerate(ranked):
         better = ranked[k - 1] if k else (ranked[1] if len(ranked) > 1 else None)
@@ -429,7 +429,7 @@ def _reasons(a: Advice) -> list[str]:
             and a.best.method != "compiled":
         out.append(f"Compiled code ({_secs(comp.time_s)} per call after {_secs(comp.setup_s)} "
                    "setup) saves nothing per call here: eager evaluation is as fast.")
-    central = c.get("numeric:method=central")
+    central = c.get("numeric[method=central]")
     if central is not None and central.error is not None:
         out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "
                    "truncation and round-off together limit them to about eps^(2/3).")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import Backend, backend_from_spec, label
+from ..backends import Backend, backend, label
 from .cells import run_isolated
 from .measure import measure
 from .targets import Target, kind_for, find_target
@@ -167,7 +167,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
-    names, ``"numeric:method=richardson"`` style specs, or configured backend objects
+    names, ``"numeric[method=richardson]"`` style specs, or configured backend objects
     (default: the five ways, ``DEFAULT_BACKENDS``).
     ``reference=False`` skips the high-precision reference (and so the error column),
     for time and memory sweeps on inputs too large for it. With ``cluster``
@@ -184,7 +184,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
                            cluster=opened)
     target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
-    chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
+    chosen = [backend(b) if isinstance(b, str) else b for b in specs]
     point = np.asarray(target.x).tolist()
     base = {"function": target.name, "n": n, "depth": depth, "x": point}
     done = {_key(r): r for r in read_results(results) if r.get("status") != "lost"} \

@@ -18,7 +18,7 @@ How a reference is computed (``Reference.method`` says which):
 Neither path uses the numpy implementations or the derivative rules of the primitive
 table, so a reference is independent of the forward, reverse and numeric backends.
 It shares with the symbolic backend the run to SymPy and the exact derivative
-(:func:`~diffkit.backends.symbolic.differentiate`), whose sympy translations are checked
+(:func:`~diffkit.interpreters.symbolic.differentiate`), whose sympy translations are checked
 against numpy in the tests; the symbolic backend then evaluates in float64 after CSE,
 the reference evaluates the exact derivatives in mpmath.
 
@@ -38,7 +38,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..backends.symbolic import differentiate, evaluate_at, to_sympy
+from ..interpreters.symbolic import differentiate, evaluate_at, to_sympy
 from ..core import NotApplicable, shape
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import backend, finite_diff as fd
-from ..backends.symbolic import derive
+from ..interpreters.symbolic import closed_form
 from ..core import NotApplicable
 from .cells import run_isolated
 from .measure import error_against
@@ -72,7 +72,7 @@ def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
         kind = "derivative" if t.kind == "derivative" else "grad"
 
         def symbolic() -> dict[str, Any]:
-            d = derive(t.f, t.x, "jacobian" if t.kind == "jacobian" else kind)
+            d = closed_form(t.f, t.x, "jacobian" if t.kind == "jacobian" else kind)
             return {s: d.sizes[s] for s in ("expr_nodes", "expr_dag_nodes", "f_expr_nodes")}
 
         sym = run_isolated(symbolic, timeout, memory_mb)
@@ -85,7 +85,7 @@ def swell(name: str, depths: Sequence[int], timeout: float = 30.0,
 
 def _graph_size(t: Target, kind: str) -> dict[str, Any]:
     """Equations of the compiled backend's optimized derivative graph (and of f's graph)."""
-    from ..backends.compiled import make_graph
+    from ..compiler.jit import make_graph
     from ..core import DiffkitError
 
     be = backend("compiled")

@@ -66,7 +66,7 @@ def _operand(token: str, by_var: dict[str, dict], k: int) -> str:
 def why_nonfinite(f: Callable, x: Any, derivative: bool = False) -> str:
     """Which primitive first made f's value (or its derivative, along the first input
     entry) non-finite from finite inputs; ``""`` if none can be named."""
-    from ..wengert import trace
+    from ..views.wengert import trace
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")

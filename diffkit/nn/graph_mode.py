@@ -38,15 +38,15 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.compiled.autodiff import linearize
-from ..backends.compiled.graph import trace
-from ..backends.compiled.jit import CacheInfo, Jit
-from ..backends.record import _Recording
-from ..backends.tensor import AMBIENT, Tensor
+from ..compiler.autodiff import linearize
+from ..interpreters.tracer import trace
+from ..compiler.jit import CacheInfo, Jit
+from ..transforms.record import _Recording
+from ..interpreters.tensor import AMBIENT, Tensor
 from ..checks import as_input
 from ..core import Box, DiffkitError
-from ..custom import custom_vjp
-from ..weights import standing_in
+from ..transforms.custom import custom_vjp
+from ..transforms.weights import standing_in
 
 Module = Any  # an nn.Module (not imported: nn.modules imports this file)
 
@@ -54,7 +54,7 @@ Module = Any  # an nn.Module (not imported: nn.modules imports this file)
 class GraphCall:
     """The compiled programs of one module: ``forward`` (parameters and inputs to the
     output) and ``adjoint`` (the same and the output's cotangent, to the cotangents of
-    what requires grad), each a :class:`~diffkit.backends.compiled.jit.Jit` cached per
+    what requires grad), each a :class:`~diffkit.compiler.jit.Jit` cached per
     shapes, the module's train/eval flags and which inputs need gradients."""
 
     def __init__(self, module: Module) -> None:

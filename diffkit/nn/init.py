@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..core import DiffkitError
-from ..backends.tensor import Tensor
+from ..interpreters.tensor import Tensor
 from .modules import RNG, _assign, _generator
 
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core import Box, DiffkitError, primal
-from ..backends.tensor import Tensor, tensor
-from ..mode import get_mode
+from ..interpreters.tensor import Tensor, tensor
+from ..transforms.mode import get_mode
 
 RNG = np.random.Generator | int | None
 _default_rng = [np.random.default_rng()]

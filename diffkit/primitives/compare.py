@@ -60,7 +60,7 @@ select = Primitive(
 
 def mask(ufunc: np.ufunc, x: Any, y: Any) -> Any:
     """``ufunc(x, y)`` on values: a plain boolean array, or, when a batched value takes
-    part, a batched mask (one per example, see :mod:`diffkit.batching`).
+    part, a batched mask (one per example, see :mod:`diffkit.interpreters.batching`).
 
     Derivative boxes are looked through (a mask has no derivative); batching boxes are
     kept, so the comparison runs through their batching rules.

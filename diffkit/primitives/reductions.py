@@ -3,7 +3,7 @@
 The adjoint of a reduction broadcasts ``y_bar`` back over the reduced axes (``_expand``
 puts them back as size-1 axes); the adjoint of broadcasting sums (``sum_to``, the one
 place where broadcasting is undone). ``axis`` is a tuple of negative ints: counted from
-the end, it means the same axes when a batch axis is put in front (:mod:`diffkit.batching`).
+the end, it means the same axes when a batch axis is put in front (:mod:`diffkit.interpreters.batching`).
 """
 
 from __future__ import annotations

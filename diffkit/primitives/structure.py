@@ -3,7 +3,7 @@
 They move numbers without doing arithmetic, so their derivative rules are the same
 operation (forward) or its transpose (reverse): the adjoint of indexing scatters back
 into zeros, the adjoint of a reshape reshapes back. Their batching rules (used by
-:mod:`diffkit.batching`) put the batch axis in front of the shapes and indices they hold.
+:mod:`diffkit.interpreters.batching`) put the batch axis in front of the shapes and indices they hold.
 (Broadcasting and its adjoint ``sum_to`` live with the reductions.)
 """
 

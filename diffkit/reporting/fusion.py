@@ -25,17 +25,17 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..backends import backend_from_spec
+from ..backends import backend
 from ..bench.measure import timed
 from ..bench.rss import bandwidth_bytes_per_s, peak_rss_bytes
-from ..transforms import grad
+from ..transforms.functional import grad
 from .report import write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"sizes": [1000, 10000, 100000, 1000000], "repeat": 5,
             "title": "Fusion: the Rosenbrock gradient eager, compiled and fused"}
 WAYS = {"eager reverse": "reverse", "compiled (numpy, unfused)": "compiled",
-        "compiled, fused kernels": "compiled:fuse=True"}
+        "compiled, fused kernels": "compiled[fuse=True]"}
 
 
 def rosenbrock(x: Any) -> Any:
@@ -49,7 +49,7 @@ def measure(sizes: Sequence[int], repeat: int = 5) -> list[Record]:
     for n in sizes:
         x = np.random.default_rng(n).uniform(-1.0, 1.0, n)
         for way, spec in WAYS.items():
-            be = backend_from_spec(spec)
+            be = backend(spec)
             g = grad(rosenbrock, backend=be)
             g(x)  # compile (compiled ways), warm up
             seconds = timed(lambda: g(x), repeat=repeat)[0]

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import data, nn, optim
-from ..backends.tensor import no_grad
+from ..interpreters.tensor import no_grad
 from ..core import DiffkitError
 from .report import read_toml
 

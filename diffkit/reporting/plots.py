@@ -82,7 +82,7 @@ def words(name: str) -> str:
 def colors(labels: Iterable[str]) -> dict[str, str]:
     """A stable colour per backend label: its base backend's colour, spares for variants.
 
-    >>> colors(["reverse", "numeric:method=richardson", "numeric"])["numeric"]
+    >>> colors(["reverse", "numeric[method=richardson]", "numeric"])["numeric"]
     '#8172b3'
     """
     out: dict[str, str] = {}

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..checkpoint import checkpoint, checkpoint_loop
-from ..transforms import grad
+from ..transforms.checkpoint import checkpoint, checkpoint_loop
+from ..transforms.functional import grad
 from .report import write_experiment
 
 Record = dict[str, Any]

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..bench import catalog
-from ..backends import backend_from_spec, label
+from ..backends import as_backend, label
 from ..backends.finite_diff import METHODS
 from ..core import DiffkitError
 from ..bench.harness import (
@@ -208,7 +208,7 @@ def _ints(v: Any, where: str) -> list[int]:
 
 
 def _backends(v: Any, where: str) -> list[str]:
-    return [label(backend_from_spec(b)) for b in _names(v, where)]
+    return [label(as_backend(b)) for b in _names(v, where)]
 
 
 def _limits(v: Any, where: str) -> dict[str, Any]:
@@ -346,7 +346,7 @@ class Runner:
         lim, ident = self.limits, {"function": name, "backend": backend, "n": n, "depth": depth}
 
         def work() -> list[Record]:
-            t, be = target(), backend_from_spec(backend)
+            t, be = target(), as_backend(backend)
             row = run_isolated(lambda: measure(t.f, t.x, t.kind, be, None, lim["repeat"]),
                                lim["timeout"], lim["memory_mb"])
             for big in ("value", "derivative"):  # keep results.jsonl small

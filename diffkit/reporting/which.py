@@ -22,7 +22,7 @@ import math
 import time
 from typing import Any
 
-from ..backends import backend_from_spec, label
+from ..backends import backend, label
 from ..bench.harness import append_result, fmt_error, fmt_seconds, read_results
 from ..core import DiffkitError
 
@@ -66,7 +66,7 @@ def methods() -> list[str]:
     """The harness labels of the methods advise weighs."""
     from ..bench.advise import methods as advised
 
-    return [label(backend_from_spec(m)) for m in advised()]
+    return [label(backend(m)) for m in advised()]
 
 
 def recommendation(fn: str, accuracy: float, calls: int, results: Any) -> Record:
@@ -79,7 +79,7 @@ def recommendation(fn: str, accuracy: float, calls: int, results: Any) -> Record
 
     start = time.perf_counter()
     a = advise(fn, accuracy=accuracy, calls=calls)
-    name = (lambda c: None if c is None else label(backend_from_spec(c.method)))
+    name = (lambda c: None if c is None else label(backend(c.method)))
     record = {"sweep": "which", "function": fn, "accuracy": accuracy, "calls": calls,
               "recommended": name(a.best), "runner_up": name(a.runner_up),
               "predicted_time_s": a.best.time_s if a.best else None,

@@ -31,7 +31,7 @@ for backend in ["symbolic", "numeric", "forward", "reverse"]:
 # itself typeset (LaTeX):
 
 # %%
-derivation = dk.derive(f, x0, "derivative")
+derivation = dk.closed_form(f, x0, "derivative")
 derivation
 
 # %% [markdown]

@@ -8,17 +8,20 @@ function on plain arrays.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..core import Box, shape
+from ..interpreters.tracer import trace
 from .codegen import compile_source, generate, is_scalar
-from .graph import Const, Graph, trace
+from .ir import Const, Graph
 from .kernels import fused_program
 from .passes import optimize, plan_buffers
-from .scalar_vm import Tape, scalar_program
+from .scalar_vm import Bytecode, scalar_program
 
 
 @dataclass(eq=False)
@@ -37,7 +40,7 @@ class Program:
     _numpy: Callable[..., tuple] | None = None
     fusion: str = ""          # the fusion report (fuse=True), e.g. "1 kernel, 0 library calls: ..."
     kernel_source: str = ""   # the kernels' source (to LLVM IR or Numba), when they run
-    vm: Tape | None = None    # a scalar program on the tape VM (fuse=True, numba)
+    vm: Bytecode | None = None  # a scalar program on the tape VM (fuse=True, numba)
 
     def __call__(self, *leaves: Any) -> Any:
         if self.vm is not None:
@@ -75,6 +78,51 @@ class Program:
         """``212 equations → 97 after fold/simplify/cse/dce``."""
         return (f"{self.traced_eqns} equations → {len(self.graph)} after "
                 f"{'/'.join(dict.fromkeys(n for n, _, _ in self.passes))}")
+
+
+CacheInfo = namedtuple("CacheInfo", "hits misses currsize")
+
+
+class ProgramCache:
+    """Compiled programs by signature, the least recently used dropped past ``size``: the
+    one cache behind ``dk.jit`` and the compiled backend.
+
+    >>> cache = ProgramCache(size=1)
+    >>> cache.get("a", lambda: 1), cache.get("a", lambda: 2), cache.get("b", lambda: 3)
+    (1, 1, 3)
+    >>> cache.info()
+    CacheInfo(hits=1, misses=2, currsize=1)
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self.programs: OrderedDict[Any, Any] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        """The program cached under ``key``, else ``make()``'s, cached."""
+        prog = self.programs.get(key)
+        if prog is None:
+            self.misses += 1
+            prog = self.programs[key] = make()
+            if len(self.programs) > self.size:
+                self.programs.popitem(last=False)
+        else:
+            self.hits += 1
+            self.programs.move_to_end(key)
+        return prog
+
+    def info(self) -> CacheInfo:
+        return CacheInfo(self.hits, self.misses, len(self.programs))
+
+    def clear(self) -> None:
+        self.programs.clear()
+        self.hits = self.misses = 0
+
+
+def signature(v: Any) -> tuple[tuple[int, ...], str]:
+    """A value's part of a cache key: shape and dtype (a box's, or the array's)."""
+    return shape(v), (v.dtype if isinstance(v, Box) else np.result_type(v)).str
 
 
 def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),

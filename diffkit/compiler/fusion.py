@@ -11,7 +11,7 @@ and other library calls stay library calls, as do 0-d (scalar) lines.
 
 The adjoint of a shifted slice is taken in *gather* form: ``g[j]`` reads ``x[j-1],
 x[j], x[j+1]`` and is written once, instead of zero-filling ``g`` and scattering into
-it (the scatter form is 4x slower, see PERF-NOTES). This comes for free from the
+it (the scatter form writes g three times instead of once). This comes for free from the
 index view: ``scatter_add(u, idx=(slice(1, None),))`` at ``j`` is ``u[j-1]`` when
 ``j >= 1``, else 0.
 
@@ -20,7 +20,7 @@ loops needs them: a graph output or a library call. Kernels are ordered in *stag
 stage k runs once every library call it depends on has run.
 
 >>> import numpy as np, diffkit.numpy as dnp
->>> from diffkit.backends.compiled.show import adjoint_program
+>>> from diffkit.compiler.show import adjoint_program
 >>> rosen = lambda x: dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 >>> print(fuse(adjoint_program(rosen, (np.ones(5),)).graph).report())
 1 kernel, 0 library calls: k0 = 19 ops over (5,) -> x_bar, sum->v10
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .graph import Atom, Const, Eqn, Graph, Var
+from .ir import Atom, Const, Eqn, Graph, Var
 
 #: elementwise primitives a kernel can compute on scalars (the rest are library calls)
 ELEMENTWISE = {"add", "sub", "mul", "div", "power", "neg", "abs", "sin", "cos", "tan", "exp",

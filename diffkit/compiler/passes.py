@@ -21,7 +21,7 @@
 :func:`optimize` runs them in order and reports each pass's before/after counts.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.backends.compiled.graph import trace
+>>> from diffkit.interpreters.tracer import trace
 >>> g = trace(lambda x: dnp.sin(x) * 1.0 + dnp.sin(x), (2.0,))
 >>> [len(g), len(cse(simplify(g)))]
 [4, 2]
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .graph import Atom, Const, Eqn, Graph, Var
+from .ir import Atom, Const, Eqn, Graph, Var
 
 Pass = Callable[[Graph], Graph]
 
@@ -187,7 +187,7 @@ def _fill(e: Eqn, fills: dict[Var, float]) -> Atom | Eqn | None:
         return c
     if name == "broadcast_to" and type(e.inputs[0]) is float and e.inputs[0] == c:
         return e  # already the fill's own form
-    from ...primitives import broadcast_to
+    from ..primitives import broadcast_to
 
     return Eqn(broadcast_to, (c,), e.out, {"shape": e.out.shape})
 
@@ -266,12 +266,12 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
             # x * zeros: a zero adjoint or tangent (a fill, never an array built now)
             if not out.shape:
                 return 0.0 if out.dtype == np.float64 else Const(np.zeros((), out.dtype))
-            from ...primitives import broadcast_to
+            from ..primitives import broadcast_to
 
             return Eqn(broadcast_to, (0.0 if out.dtype == np.float64 else Const(
                 np.zeros((), out.dtype)),), out, {"shape": out.shape})
         if name == "mul" and (_is(x, -1.0) and _same(y, out) or _is(y, -1.0) and _same(x, out)):
-            from ...primitives import neg
+            from ..primitives import neg
 
             return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
         if _same(x, out) or _same(y, out):  # a number only beside an operand of out's shape
@@ -321,7 +321,7 @@ def _factors(e: Eqn, made: dict[Var, Eqn]) -> Eqn | None:
     >>> _factors(Eqn(neg, (v,), w, {}), made).inputs == (-2.0, x)
     True
     """
-    from ...primitives import mul
+    from ..primitives import mul
 
     if e.prim.name == "neg":
         inner = _scaled(e.inputs[0], made, e.out)
@@ -369,7 +369,7 @@ def _sum_of_broadcast(e: Eqn, b: Eqn) -> Eqn | None:
     if not all(aligned[a] == 1 for a in axes) or x.shape != e.out.shape or x.dtype != e.out.dtype:
         return None
     count = float(np.prod([full[a] for a in axes]))
-    from ...primitives import mul
+    from ..primitives import mul
 
     return Eqn(mul, (x, count), e.out, {})
 

@@ -52,7 +52,7 @@ import numpy as np
 from .codegen import INFIX, MATH, _Writer, compile_source
 from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
                      root_shape)
-from .graph import Atom, Const, Eqn, Graph, Var
+from .ir import Atom, Const, Eqn, Graph, Var
 from .llvm_kernels import lower, lowerable
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "

@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from . import numpy as dnp
-from .backends.forward import Dual, ForwardInterpreter, zeros
-from .backends.tape import Node, ReverseInterpreter
-from .batching import Batched, BatchInterpreter, vmap
-from .core import Box, DiffkitError, Each, Primitive, shape
+from .. import numpy as dnp
+from ..interpreters.forward import Dual, ForwardInterpreter, zeros
+from ..interpreters.tape import Node, ReverseInterpreter
+from ..interpreters.batching import Batched, BatchInterpreter, vmap
+from ..core import Box, DiffkitError, Each, Primitive, shape
 
 
 class _Custom:
@@ -89,7 +89,7 @@ class custom_jvp(_Custom):  # noqa: N801 (JAX's name)
         return self(*xs), xs
 
     def bwd(self, xs: Any, y_bar: Any) -> tuple[Any, ...]:
-        from .transforms import vjp  # the JVP rule is linear in the tangents: transpose it
+        from .functional import vjp  # the JVP rule is linear in the tangents: transpose it
 
         dots = [zeros(x) for x in xs]
         return vjp(lambda *d: self.rule(tuple(xs), d)[1], *dots)[1](y_bar)

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .core import Box, DiffkitError, Interpreter, Primitive, bind, ndim, new_level, shape
-from .primitives import broadcast_to, transpose
-from .primitives.structure import align
-from .pytree import flatten
+from ..core import Box, DiffkitError, Interpreter, Primitive, bind, ndim, new_level, shape
+from ..primitives import broadcast_to, transpose
+from ..primitives.structure import align
+from ..pytree import flatten
 
 
 class Batched(Box):

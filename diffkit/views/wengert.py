@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .backends.forward import Dual, ForwardInterpreter
-from .backends.tape import Node, ReverseInterpreter, backprop
-from .backends.tensor import Tensor
-from .core import new_level, primal, shape
+from ..interpreters.forward import Dual, ForwardInterpreter
+from ..interpreters.tape import Node, ReverseInterpreter, backprop
+from ..interpreters.tensor import Tensor
+from ..core import new_level, primal, shape
 
 
 def _fmt(v: Any) -> str:

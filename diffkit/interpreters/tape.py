@@ -1,6 +1,6 @@
 """The tape of reverse mode: what it records, what it keeps, and the backward sweep.
 
-Running a function on reverse-mode boxes (:class:`~diffkit.backends.tensor.Tensor`)
+Running a function on reverse-mode boxes (:class:`~diffkit.interpreters.tensor.Tensor`)
 records one :class:`Node` per primitive call: its inputs, its output and its rule (the
 Wengert list). :func:`backprop` then visits the nodes newest first (creation order is
 a topological order, so no recursion is needed) and pushes the adjoint ``y_bar`` of
@@ -119,7 +119,7 @@ def backprop(seeds: Sequence[tuple[Node, Any]], retain_graph: bool = False,
     of every leaf reached and of every node marked ``retain``. Unless ``retain_graph``,
     visited nodes release what they kept. ``observe(node, parent, contribution, total)``
     sees each step (the evaluation trace's reverse sweep). A node with ``params["replay"]``
-    (a checkpoint, :mod:`diffkit.checkpoint`) kept no intermediates: the replay records its
+    (a checkpoint, :mod:`diffkit.transforms.checkpoint`) kept no intermediates: the replay records its
     segment again (newer nodes, so the sweep visits them next) and returns the node that
     takes its adjoint.
     """

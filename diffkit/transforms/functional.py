@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from . import numpy as dnp
-from .backends import Backend, as_backend
-from .checks import as_input
-from .core import Box, DiffkitError, primal, shape
+from .. import numpy as dnp
+from ..backends import Backend, as_backend
+from ..checks import as_input
+from ..core import Box, DiffkitError, primal, shape
 from .mode import default_backend
-from .primitives.compare import without_derivatives
-from .pytree import flatten, ravel, tree_map
+from ..primitives.compare import without_derivatives
+from ..pytree import flatten, ravel, tree_map
 from .weights import FIRST, Weights, positions
 
 BackendSpec = str | Backend
@@ -224,7 +224,7 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
     ``argnums`` (JAX) or ``grad_position`` (MindSpore) names the differentiated arguments;
     ``weights`` (MindSpore) a model's parameters, whose gradients come back as a tuple in
     that order (after the arguments' when both are asked: ``(arg_grads, weight_grads)``);
-    nothing is stored on them (see :mod:`diffkit.weights`). The default backend is the
+    nothing is stored on them (see :mod:`diffkit.transforms.weights`). The default backend is the
     mode's (``dk.set_mode``): reverse mode when eager.
 
     >>> import diffkit as dk

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .checks import as_input
-from .core import DiffkitError
-from .numpy import concatenate, reshape
-from .transforms import jvp, vjp
+from ..checks import as_input
+from ..core import DiffkitError
+from ..numpy import concatenate, reshape
+from .functional import jvp, vjp
 
 
 def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 1,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .autodiff import linearize, seed
-from .graph import input_names, trace
+from ..interpreters.tracer import input_names, trace
 from .program import Program, build
 
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ...core import Box, shape
-from ...primitives import real, sum_to
-from .graph import Const, Graph, GraphTracer, Var, read, replay
+from ..core import Box, shape
+from ..primitives import real, sum_to
+from .ir import Const, Graph, Var
+from ..interpreters.tracer import GraphTracer, read, replay
 
 
 def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]:

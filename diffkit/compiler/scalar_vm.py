@@ -20,7 +20,7 @@ comes back as a numpy bool. A graph with an equation the VM has no opcode for ke
 plain-float program.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.backends.compiled.graph import trace
+>>> from diffkit.interpreters.tracer import trace
 >>> tape = encode(trace(lambda x, y: dnp.where(x > y, dnp.log(x) * 2.0, y), (3.0, 1.0)))
 >>> print(tape.listing())
 r2 = 2.0
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import is_scalar
-from .graph import Const, Graph, Var
+from .ir import Const, Graph, Var
 from .kernels import numba_or_none
 
 # opcodes (the interpreter tests them in this order: the common ones first)
@@ -178,7 +178,7 @@ def interpreter() -> Callable[..., np.ndarray] | None:
 
 
 @dataclass(eq=False)
-class Tape:
+class Bytecode:
     """A scalar graph encoded for the VM, with its preallocated register file."""
 
     code: np.ndarray                # int32 rows (opcode, a, b, c)
@@ -232,7 +232,7 @@ def _number(a: Any) -> float | None:
     return None
 
 
-def encode(graph: Graph) -> Tape | None:
+def encode(graph: Graph) -> Bytecode | None:
     """``graph`` as a tape (run by plain Python until :func:`scalar_program` gives it the
     compiled interpreter), or None when some equation has no opcode."""
     if not is_scalar(graph):
@@ -272,10 +272,10 @@ def encode(graph: Graph) -> Tape | None:
     file = np.zeros(max(first + len(rows), 1))  # (never empty: outputs read a register)
     file[base:first] = np.frombuffer(b"".join(consts), np.float64)
     code = np.array(rows, np.int32).reshape(len(rows), 4)
-    return Tape(code, file, np.array(outputs, np.int32), base, bools, fixed)
+    return Bytecode(code, file, np.array(outputs, np.int32), base, bools, fixed)
 
 
-def scalar_program(graph: Graph) -> tuple[Tape | None, str]:
+def scalar_program(graph: Graph) -> tuple[Bytecode | None, str]:
     """The tape of a scalar ``graph`` on the compiled interpreter and its report, or
     ``(None, why it runs on plain floats)``."""
     tape = encode(graph)

@@ -14,7 +14,7 @@ instead of giving inf or nan (``math.log(0.0)``, ``1.0 / 0.0``, an overflow), th
 program runs its numpy version (see :class:`.program.Program`).
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.backends.compiled.graph import trace
+>>> from diffkit.interpreters.tracer import trace
 >>> src, _ = generate(trace(lambda x, y: dnp.log(x) + x * y, (2.0, 5.0)))
 >>> print(src)
 def f(x, y):
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .graph import Atom, Const, Eqn, Graph, Var
+from .ir import Atom, Const, Eqn, Graph, Var
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "power": "**"}
 MATH = {np.sin: "math.sin", np.cos: "math.cos", np.tan: "math.tan", np.exp: "math.exp",

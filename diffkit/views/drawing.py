@@ -29,7 +29,9 @@ from .wengert import _fmt, trace
 
 
 @dataclass
-class Graph:
+class GraphDrawing:
+    """A computational graph to draw: nodes with value and gradient, edges operand → result."""
+
     nodes: list[dict[str, Any]]     # var, op, value, grad
     edges: list[tuple[str, str]]    # (operand var, result var)
 
@@ -110,7 +112,7 @@ class Graph:
         return buf.getvalue()
 
 
-def graph(f: Callable[..., Any], *args: Any) -> Graph:
+def graph(f: Callable[..., Any], *args: Any) -> GraphDrawing:
     """The graph of ``f`` at ``args``, with gradients from a reverse sweep."""
     t = trace(f, *args, mode="reverse")
     nodes = [{"var": r["var"], "op": r["op"], "value": r["value"], "grad": r["adjoint"]}
@@ -118,4 +120,4 @@ def graph(f: Callable[..., Any], *args: Any) -> Graph:
     known = {r["var"] for r in t.rows}
     edges = [(src.strip(), r["var"]) for r in t.rows for src in r["inputs"].split(",")
              if src.strip() in known]
-    return Graph(nodes, edges)
+    return GraphDrawing(nodes, edges)

@@ -2,7 +2,7 @@
 
 ``dk.tensor(data, requires_grad=True)`` makes a leaf (a copy of ``data``, as
 ``torch.tensor``; ``dk.as_tensor`` and ``dk.from_numpy`` share the numpy array's memory
-instead) on the level beneath every transform; operations on tensors are recorded on the tape (:mod:`diffkit.backends.tape`);
+instead) on the level beneath every transform; operations on tensors are recorded on the tape (:mod:`diffkit.interpreters.tape`);
 ``loss.backward()`` accumulates d(loss)/d(leaf) into each leaf's ``.grad``, and
 :func:`gradients` returns them instead (like ``torch.autograd.grad``). The functional
 transforms (``dk.grad``) use the same boxes on a level of their own, so nothing is

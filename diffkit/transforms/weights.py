@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .backends.tensor import AMBIENT, Tensor
-from .core import Box, DiffkitError, Interpreter, Primitive, _levels, bind
+from ..interpreters.tensor import AMBIENT, Tensor
+from ..core import Box, DiffkitError, Interpreter, Primitive, _levels, bind
 
 
 class Position0(int):

@@ -11,19 +11,17 @@ CacheInfo(hits=1, misses=1, currsize=1)
 from __future__ import annotations
 
 import functools
-from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ...checks import as_input
-from ...core import Box, DiffkitError, shape
-from ...pytree import flatten, tree_map
-from .graph import Graph, evaluate, input_names, trace
-from .program import Program, build
-
-CacheInfo = namedtuple("CacheInfo", "hits misses currsize")
+from ..checks import as_input
+from ..core import Box, DiffkitError
+from ..interpreters.tracer import evaluate, input_names, trace
+from ..pytree import flatten, tree_map
+from .ir import Graph
+from .program import CacheInfo, Program, ProgramCache, build, signature
 
 
 class Jit:
@@ -34,8 +32,7 @@ class Jit:
         self.fun = fun
         self.fuse, self.parallel = bool(fuse), bool(parallel)
         self.static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self.programs: dict[Any, Program] = {}
-        self.hits = self.misses = 0
+        self.programs = ProgramCache()
         functools.update_wrapper(self, fun)
 
     def _signature(self, args: tuple) -> tuple[Any, list[Any], tuple]:
@@ -63,9 +60,7 @@ class Jit:
             ls = [as_input(v, f"jit: argument {i}") for v in ls]
             call[i] = rebuild(ls)
             leaves += ls
-            key.append((repr(tree_map(lambda _: None, a)),
-                        tuple((shape(v), (v.dtype if isinstance(v, Box) else
-                                          np.result_type(v)).str) for v in ls)))
+            key.append((repr(tree_map(lambda _: None, a)), tuple(signature(v) for v in ls)))
         return tuple(key), leaves, tuple(call)
 
     def program(self, *args: Any) -> Program:
@@ -74,15 +69,9 @@ class Jit:
         return self._program(key, call)
 
     def _program(self, key: Any, call: tuple) -> Program:
-        prog = self.programs.get(key)
-        if prog is None:
-            self.misses += 1
-            prog = self.programs[key] = build(self.fun, call, self.static,
-                                              input_names(self.fun, len(call)),
-                                              fuse=self.fuse, parallel=self.parallel)
-        else:
-            self.hits += 1
-        return prog
+        return self.programs.get(key, lambda: build(
+            self.fun, call, self.static, input_names(self.fun, len(call)), fuse=self.fuse,
+            parallel=self.parallel))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
@@ -107,22 +96,21 @@ class Jit:
         return graph.rebuild(evaluate(graph, leaves))
 
     def cache_info(self) -> CacheInfo:
-        return CacheInfo(self.hits, self.misses, len(self.programs))
+        return self.programs.info()
 
     def setup_s(self) -> float:
         """Seconds spent tracing, optimizing and compiling the programs cached now."""
-        return sum(p.setup_s for p in self.programs.values())
+        return sum(p.setup_s for p in self.programs.programs.values())
 
     def cache_clear(self) -> None:
         self.programs.clear()
-        self.hits = self.misses = 0
 
 
 def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = False,
         parallel: bool = False) -> Jit:
     """Compile ``fun``: trace it once per argument shapes/dtypes (and static values) to a
     graph, optimize it, and run generated numpy code from then on. ``fuse=True`` runs
-    chains of elementwise operations as one numba loop each, and a program of scalars on
+    chains of elementwise operations as one fused kernel each (LLVM IR or Numba), and a program of scalars on
     the tape VM (``pip install diffkit[jit]``; without numba it says so once and runs the
     numpy code); ``parallel=True`` lets those
     loops use all cores (default: one thread, for steady timings)."""

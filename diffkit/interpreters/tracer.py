@@ -1,10 +1,9 @@
-"""The static graph: a typed list of equations, and the tracer that records it.
+"""The graph tracer: an interpreter of the primitive table that records, not computes.
 
 Tracing runs the user's function ONCE on *abstract* values (:class:`GraphTracer`): each
-knows its shape and dtype but has no number. Every primitive call becomes one equation
-``v3 = mul(v1, v2)`` of a :class:`Graph`; plain numbers and arrays met on the way become
-literals and constants. The result reads like a Wengert list (or a jaxpr) and is what
-the passes optimize and the code generator turns into a Python function.
+knows its shape and dtype but has no number. Every primitive call becomes one equation of
+the compiler's IR (:mod:`diffkit.compiler.ir`). Replaying a graph (:func:`evaluate`) runs
+its equations through ``bind`` again, at any level: on arrays, duals, tapes or another graph.
 
 Because nothing has a value, ``if x > 0:`` cannot be decided while tracing: ``x > 0``
 records a comparison (a boolean mask, usable in ``dnp.where``), and asking for its truth
@@ -13,152 +12,32 @@ argument, or an eager backend. A branch is never silently frozen.
 
 >>> import diffkit.numpy as dnp
 >>> g = trace(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),))
->>> print(g)
-graph (x: f64[3]) -> f64[3]
-  v1: f64[3] = sin(x)
-  v2: f64[3] = mul(v1, 2.0)
-  return v2
+>>> len(g), g.eqns[0].prim.name
+(2, 'sin')
 """
 
 from __future__ import annotations
 
-import html
 import inspect
 import keyword
 import linecache
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
-                     primal)
-from ...pytree import flatten
-from ...primitives.compare import COMPARISONS, select
+from ..compiler.ir import Atom, Const, Eqn, Graph, Var
+from ..core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
+                    primal)
+from ..pytree import flatten
+from ..primitives.compare import COMPARISONS, select
 
-_DIFFKIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_DIFFKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PRIMITIVES = os.path.join(_DIFFKIT, "primitives")
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
 _CATALOG = os.path.join(_DIFFKIT, "bench", "catalog.py")  # functions written as a user would
-
-
-# --------------------------------------------------------------------------- the IR
-
-
-@dataclass(eq=False)
-class Var:
-    """A value of the graph: its shape and dtype; ``name`` for inputs, ``adjoint_of``
-    when it holds the complete adjoint of another variable (printed ``v1_bar``)."""
-
-    n: int
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    name: str | None = None
-    adjoint_of: Var | None = None
-
-    def type(self) -> str:
-        """``f64[3,2]``, as a jaxpr writes it."""
-        kind = {"f": "f", "i": "i", "u": "u", "b": "bool", "c": "c"}[self.dtype.kind]
-        bits = "" if kind == "bool" else str(8 * self.dtype.itemsize)
-        return f"{kind}{bits}[{','.join(map(str, self.shape))}]"
-
-
-@dataclass(eq=False)
-class Const:
-    """An array constant the function closed over (kept out of the source text)."""
-
-    value: Any
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return np.shape(self.value)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.result_type(self.value)
-
-
-Atom = Any  # Var | Const | a Python number (a literal, written into the code)
-
-
-@dataclass(eq=False)
-class Eqn:
-    """One line: ``out = prim(*inputs, **params)``."""
-
-    prim: Primitive
-    inputs: tuple[Atom, ...]
-    out: Var
-    params: dict = field(default_factory=dict)
-
-
-@dataclass(eq=False)
-class Graph:
-    """Inputs, equations in evaluation order, outputs (and how to rebuild their tree)."""
-
-    inputs: list[Var]
-    eqns: list[Eqn]
-    outputs: list[Atom]
-    rebuild: Callable[[list[Any]], Any] = lambda leaves: leaves
-
-    def __len__(self) -> int:
-        return len(self.eqns)
-
-    def names(self) -> dict[Var, str]:
-        """Readable names: inputs by their names, then v1, v2 ... in order; adjoints v3_bar."""
-        names: dict[Var, str] = {v: v.name or f"x{i}" for i, v in enumerate(self.inputs)}
-        taken = set(names.values())
-        k = 0
-        for e in self.eqns:
-            base = e.out.adjoint_of
-            name = f"{names[base]}_bar" if base is not None and base in names else None
-            if name is None or name in taken:
-                k += 1
-                name = f"v{k}"
-                while name in taken:
-                    k += 1
-                    name = f"v{k}"
-            names[e.out] = name
-            taken.add(name)
-        return names
-
-    def lines(self) -> list[str]:
-        names = self.names()
-        consts: dict[int, str] = {}
-
-        def atom(a: Atom) -> str:
-            if isinstance(a, Var):
-                return names[a]
-            if isinstance(a, Const):
-                if np.size(a.value) <= 4:
-                    return repr(np.asarray(a.value).tolist())
-                return consts.setdefault(id(a), f"c{len(consts) + 1}")
-            return repr(a)
-
-        head = ", ".join(f"{names[v]}: {v.type()}" for v in self.inputs)
-        outs = ", ".join(v.type() if isinstance(v, Var) else "const" for v in self.outputs)
-        rows = [f"graph ({head}) -> {outs}"]
-        for e in self.eqns:
-            args = [atom(a) for a in e.inputs] + [f"{k}={_short(v)}" for k, v in e.params.items()]
-            rows.append(f"  {names[e.out]}: {e.out.type()} = {e.prim.name}({', '.join(args)})")
-        rows.append(f"  return {', '.join(atom(a) for a in self.outputs)}")
-        return rows
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(str(self))}</pre>"
-
-
-def _short(v: Any) -> str:
-    if isinstance(v, np.ndarray):
-        return f"<{v.dtype}[{','.join(map(str, v.shape))}] array>" if v.size > 4 else repr(v.tolist())
-    return repr(v)
 
 
 # --------------------------------------------------------------------------- tracing
@@ -250,7 +129,7 @@ class GraphTracer(Box):
             return func(*(_hollow(a) if isinstance(a, GraphTracer) else a for a in args),
                         **kwargs)
         if name == "where" and len(args) == 3:
-            from ... import numpy as dnp
+            from .. import numpy as dnp
 
             return dnp.where(*args)
         if name in ("allclose", "isclose", "array_equal"):
@@ -285,7 +164,7 @@ class GraphInterpreter(Interpreter):
         """An array of ``shape`` whose entries all equal ``value``, as an equation
         (``broadcast_to(value)``): a seed or a zero adjoint stays one number in the graph,
         never an array built while tracing."""
-        from ...primitives import broadcast_to
+        from ..primitives import broadcast_to
 
         dtype = np.dtype(dtype)
         c = float(value) if dtype == np.float64 else Const(np.asarray(value, dtype))
@@ -431,7 +310,7 @@ def trace(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
           names: Sequence[str] | None = None) -> Graph:
     """The graph of ``fun(*args)``: every non-static argument (a pytree of arrays) is an
     abstract input with its shape and dtype; static ones are baked in."""
-    from ...checks import as_input
+    from ..checks import as_input
 
     static = {i % len(args) for i in static_argnums} if args else set()
     dynamic = [i for i in range(len(args)) if i not in static]

@@ -11,21 +11,21 @@ backend computes with the eager interpreters instead: same numbers, and nesting 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import Backend
-from ...checks import as_input
-from ...core import Box, DiffkitError, shape
-from ..forward import ForwardBackend
-from ..reverse import ReverseBackend, _rows
-from .autodiff import linearize, seed
-from .graph import evaluate, trace
-from .jit import Jit
-from .program import Program, build
+from . import Backend
+from ..checks import as_input
+from ..core import Box, DiffkitError, shape
+from .forward import ForwardBackend
+from ..interpreters.reverse import rows
+from .reverse import ReverseBackend
+from ..compiler.autodiff import linearize, seed
+from ..interpreters.tracer import evaluate, trace
+from ..compiler.jit import Jit
+from ..compiler.program import Program, ProgramCache, build, signature
 
 _FORWARD, _REVERSE = ForwardBackend(), ReverseBackend()
 
@@ -39,7 +39,7 @@ class CompiledBackend(Backend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.programs: OrderedDict[Any, Program] = OrderedDict()
+        self.programs = ProgramCache(self.CACHE)
         self.last: Program | None = None
 
     def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
@@ -50,15 +50,11 @@ class CompiledBackend(Backend):
         # (a transform's wrapper of f, new in every call, names what it computes as its
         # cache_key: argnums tuples and undifferentiated numbers do not retrace)
         same = getattr(fun, "cache_key", None) or fun
-        key = (kind, same, *((type(a), shape(a), getattr(a, "dtype", None)) for a in args))
-        prog = self.programs.get(key)
-        if prog is None:
-            names = ["x", "u"][:len(args)] if len(args) > 1 else ["x"]
-            prog = self.programs[key] = build(derived, args, names=names,
-                                              fuse=bool(self.options["fuse"]),
-                                              parallel=bool(self.options["parallel"]))
-            if len(self.programs) > self.CACHE:
-                self.programs.popitem(last=False)
+        key = (kind, same, *(signature(a) for a in args))
+        names = ["x", "u"][:len(args)]
+        prog = self.programs.get(key, lambda: build(derived, args, names=names,
+                                                    fuse=bool(self.options["fuse"]),
+                                                    parallel=bool(self.options["parallel"])))
         self.last = prog
         return prog(*args)
 
@@ -116,7 +112,7 @@ class CompiledBackend(Backend):
             if int(np.prod(shape(z))) <= int(np.prod(np.shape(evaluate(g, [z])[0]))):
                 return _FORWARD.jacobian(lambda w: evaluate(g, [w])[0], z)
             outs, pull = linearize(g, [z])
-            return _rows(outs[0], lambda u: pull([u])[0])
+            return rows(outs[0], lambda u: pull([u])[0])
 
         return self._run("jacobian", fun, jacobian, x)
 

@@ -1,7 +1,7 @@
 """Tape-scoped recording: TensorFlow's ``GradientTape`` and MXNet's ``autograd.record()``.
 
 Inside ``with dk.record() as tape:`` a tape of its own (a reverse-mode level, see
-:mod:`diffkit.backends.tape`) records the operations on the values it watches: tensors
+:mod:`diffkit.interpreters.tape`) records the operations on the values it watches: tensors
 that require grad, from their first use in the block (as TensorFlow watches trainable
 variables), and whatever is passed to ``tape.watch``. Outside the block nothing is
 recorded on it. ``tape.gradient(y, sources)`` sweeps it backwards and *returns* the
@@ -37,8 +37,8 @@ import numpy as np
 
 from ..checks import as_input, like_input
 from ..core import Box, DiffkitError, Primitive, _levels, new_level, primal, shape
-from .tape import Node, ReverseInterpreter, backprop
-from .tensor import AMBIENT, Tensor, _own, _seed
+from ..interpreters.tape import Node, ReverseInterpreter, backprop
+from ..interpreters.tensor import AMBIENT, Tensor, _own, _seed
 
 
 class ScopedTape:

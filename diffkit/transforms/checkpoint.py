@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator, Sequence
 from math import comb
 from typing import Any
 
-from .backends.tape import Node, ReverseInterpreter
-from .batching import Batched, BatchInterpreter, vmap
-from .core import Box, DiffkitError, Primitive, reenter
+from ..interpreters.tape import Node, ReverseInterpreter
+from ..interpreters.batching import Batched, BatchInterpreter, vmap
+from ..core import Box, DiffkitError, Primitive, reenter
 
 _CHECKPOINT = Primitive("checkpoint", lambda *xs: None)
 _REVOLVE = Primitive("revolve", lambda *xs: None)

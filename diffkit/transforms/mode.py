@@ -15,8 +15,8 @@ runs as one compiled operation on the tape (see :mod:`diffkit.nn.graph_mode`).
 
 from __future__ import annotations
 
-from .backends import backends
-from .core import DiffkitError
+from ..backends import backends
+from ..core import DiffkitError
 
 _BACKENDS = {"eager": "reverse", "graph": "compiled"}  # the default backend of each mode
 _mode = ["eager"]

@@ -1,0 +1,19 @@
+"""The compiler: a static graph traced once, differentiated graph-to-graph, optimized and
+lowered to numpy code or fused kernels. The pipeline, one module a stage:
+
+* :mod:`.ir` — the IR: typed equations over the primitive table (the tracer that records
+  it is an interpreter: :mod:`diffkit.interpreters.tracer`);
+* :mod:`.autodiff` — reverse mode as a graph-to-graph transformation;
+* :mod:`.passes` — fold, simplify, CSE, DCE and a buffer plan, each with counts;
+* :mod:`.fusion` — elementwise chains grouped into kernels (a fusion plan);
+* :mod:`.codegen` — the graph as Python/numpy source, one line per equation;
+* :mod:`.kernels` — a fusion plan's kernels written out and compiled (LLVM IR or Numba);
+* :mod:`.llvm_kernels` — the LLVM IR route (llvmlite), cached on disk by hash;
+* :mod:`.scalar_vm` — scalar programs as bytecode for a small compiled virtual machine;
+* :mod:`.program` — one compiled program (graph, passes, code, kernels) and how to call it;
+* :mod:`.jit` — ``dk.jit`` and ``dk.make_graph``, with the program cache;
+* :mod:`.show` — the forward and adjoint programs as readable source (``diffkit show --code``).
+
+The Backend adapter over this package is :mod:`diffkit.backends.compiled`. (Nothing is
+imported here: the tracer, an interpreter, imports :mod:`.ir` alone.)
+"""
