@@ -30,7 +30,8 @@ import numpy as np  # noqa: E402
 
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
-from diffkit.bench.measure import timed  # noqa: E402
+from diffkit.bench.probes import timed  # noqa: E402
+from diffkit.bench.workloads import rosenbrock  # noqa: E402
 
 
 def logistic(depth: int):
@@ -45,10 +46,6 @@ def scalar_loop(x):
     for _ in range(500):
         x = dnp.sin(x) * 0.9 + x * 0.1
     return x
-
-
-def rosenbrock(x):
-    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
 def compiled_grad(f):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -24,33 +23,13 @@ import numpy as np
 
 import diffkit as dk
 import diffkit.numpy as dnp
-
-WARM_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824",
-               "MALLOC_TOP_PAD_": "268435456"}
-
+from diffkit.bench.probes import interleaved
+from diffkit.bench.race import WARM_MALLOC
+from diffkit.bench.workloads import logistic_loss, rosenbrock, scalar_loop
 
 def median_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median CPU seconds per call of each function, calls interleaved after a warm-up."""
-    for fn in fns:
-        fn()
-    samples: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, s in zip(fns, samples):
-            t = time.process_time()
-            fn()
-            s.append(time.process_time() - t)
-    return [statistics.median(s) for s in samples]
-
-
-def rosenbrock(x):
-    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-
-
-def scalar_loop(x):
-    """2,000 scalar primitive calls: 500 x (mul, sin, mul, add)."""
-    for _ in range(500):
-        x = x * 0.999 + dnp.sin(x) * 0.001
-    return x
+    """Median CPU seconds per call of each function, calls interleaved (one probe for all)."""
+    return [m for m, _ in interleaved(fns, repeat, clock=time.process_time)]
 
 
 def main() -> None:
@@ -76,7 +55,7 @@ def main() -> None:
     w = 0.1 * rng.standard_normal(100)
 
     def logreg(w):
-        return dnp.mean(dnp.log1p(dnp.exp(-y * (X @ w))))
+        return logistic_loss(w, X, y)
 
     tf, tg = median_times([lambda: logreg(w), lambda: dk.grad(logreg)(w)], args.repeat)
     rows.append(("logistic loss X 1e4x100: reverse grad / f", tg / tf, "<= 2"))

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
-from core_ratios import median_times
-
 import diffkit as dk
 import diffkit.numpy as dnp
+from diffkit.bench.probes import interleaved
 
 
 def main() -> None:
@@ -51,7 +51,8 @@ def main() -> None:
         ours = dk.grad(lambda a_, b_, f=f, w=w: dnp.sum(f(dnp, a_, b_) * w), argnums=(0, 1))
         theirs = autograd.grad(lambda ab, f=f, w=w: anp.sum(f(anp, ab[0], ab[1]) * w))
         np.testing.assert_allclose(ours(a, b)[0], theirs((a, b))[0], rtol=1e-9, atol=1e-9)
-        t_ours, t_theirs = median_times([lambda: ours(a, b), lambda: theirs((a, b))], args.repeat)
+        (t_ours, _), (t_theirs, _) = interleaved([lambda: ours(a, b), lambda: theirs((a, b))],
+                                                 args.repeat, clock=time.process_time)
         print(f"{name:40s} {t_ours * 1e3:8.2f}ms {t_theirs * 1e3:8.2f}ms {t_ours / t_theirs:7.2f}")
 
 

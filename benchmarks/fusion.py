@@ -44,12 +44,14 @@ if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
 os.environ.setdefault("DIFFKIT_CACHE", tempfile.mkdtemp(prefix="diffkit-fusion-bench-"))
 
+from functools import partial  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
-from diffkit.bench.measure import timed  # noqa: E402
-from diffkit.bench.rss import peak_rss_bytes  # noqa: E402
+from diffkit.bench import workloads  # noqa: E402
+from diffkit.bench.probes import peak_rss_bytes, timed  # noqa: E402
 
 TORCH_MISSING = ("torch.compile: not measured, torch is not installed (here: pip install "
                  "torch==2.13.0, the CPU build; an unpinned torch is a CUDA build of GBs)")
@@ -68,7 +70,7 @@ def start_up() -> None:
 
 
 def rosenbrock(np_):
-    return lambda x: np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    return partial(workloads.rosenbrock, np=np_)
 
 
 def logistic(np_):

@@ -16,34 +16,19 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import statistics  # noqa: E402
 import time  # noqa: E402
-import tracemalloc  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
+from diffkit.bench.probes import interleaved, peak_bytes  # noqa: E402
 
 
 def cpu_time(fn: Callable[[], object], repeat: int = 3) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times)
-
-
-def peak_bytes(fn: Callable[[], object]) -> int:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    """Median CPU seconds of one call (the one timer, on this process's CPU clock)."""
+    return interleaved([fn], repeat, min_time=0.0, clock=time.process_time)[0][0]
 
 
 def per_example() -> None:

@@ -1,29 +1,17 @@
 """``diffkit bench``: the race against peer libraries, as a markdown table of ratios.
 
-The measuring is ``benchmarks/race.py`` in a source checkout; this command runs it in a
-fresh process (the race fixes every library's thread count before they start) and
-passes its options through.
+The measuring is :mod:`diffkit.bench.race`; this command runs it in a fresh process (the
+race fixes every library's thread count before they start) and passes its options through.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import click
 
 from .output import output_option, quiet_option
-
-
-def race_script() -> Path | None:
-    """``benchmarks/race.py`` of the diffkit checkout this command runs from (an editable
-    install), or of the checkout in the current directory."""
-    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
-        script = root / "benchmarks" / "race.py"
-        if script.is_file() and (root / "diffkit" / "__init__.py").is_file():
-            return script
-    return None
 
 
 @click.command()
@@ -51,11 +39,7 @@ def bench(quick: bool, repeat: int | None, threads: int, warm_malloc: bool,
     """
     from diffkit.core import DiffkitError
 
-    script = race_script()
-    if script is None:
-        raise DiffkitError("diffkit bench runs from a source checkout: benchmarks/race.py not "
-                           "found (run it in the repository, or pip install -e . there)")
-    argv = [sys.executable, str(script), "--threads", str(threads)]
+    argv = [sys.executable, "-m", "diffkit.bench.race", "--threads", str(threads)]
     argv += ["--quick"] * quick + ["--repeat", str(repeat)] * (repeat is not None)
     argv += ["--warm-malloc"] * warm_malloc + ["--quiet"] * quiet + ["--output", output] * (output is not None)
     done = subprocess.run(argv, stdout=None if output else subprocess.PIPE, text=True,

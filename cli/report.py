@@ -35,12 +35,14 @@ def report(spec: str, out_dir: str | None, gallery: bool, cluster: str | None,
       diffkit report reports/gradients.toml -o out/gradients   (vanishing gradients)
     """
     from diffkit.reporting import report as rp
+    from diffkit.reporting.runner import plan
+    from diffkit.reporting.spec import experiment
 
     out = Path(out_dir) if out_dir else Path("out") / Path(spec).stem
-    if rp.experiment(spec):  # e.g. reports/gradients.toml: trains models, no harness cells
+    if experiment(spec):  # e.g. reports/gradients.toml: trains models, no harness cells
         click.echo(str(rp.build(spec, out, cluster=cluster)))
         return
-    progress = Progress(None if cluster else len(rp.plan(spec)), quiet)
+    progress = Progress(None if cluster else len(plan(spec)), quiet)
     try:
         if gallery:
             paths = rp.gallery(spec, out, progress=progress.step, cluster=cluster)

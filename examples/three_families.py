@@ -173,7 +173,7 @@ def cannot(mode: str) -> list[str]:
                 (Printing()(np.array([1.5])) ** 2).sum().backward()
                 lines.append("    the branch on a value ran")
             except dk.DiffkitError as exc:
-                lines.append(f"    the branch on a value: DiffkitError: {exc}")
+                lines.append(f"    the branch on a value: {type(exc).__name__}: {exc}")
         return buf.getvalue().splitlines() + lines
     finally:
         dk.set_mode("eager")

@@ -146,7 +146,8 @@ def test_matches_jax_checkpoint() -> None:
 
 
 def test_memory_vs_recompute_report(tmp_path) -> None:  # noqa: ANN001
-    from diffkit.reporting.report import build, experiment
+    from diffkit.reporting.report import build
+    from diffkit.reporting.spec import experiment
 
     spec = {"experiment": "memory_vs_recompute",
             "setup": {"lengths": [4, 9], "size": 50, "snapshots": [2]}}

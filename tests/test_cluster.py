@@ -22,7 +22,10 @@ from diffkit_cli.main import main
 from diffkit.bench import cluster as cl
 from diffkit.bench.harness import compare
 from diffkit.core import DiffkitError
-from diffkit.reporting.report import FIGURES, Runner, _run, _run_on, build, load_spec, page
+from diffkit.reporting.page import page
+from diffkit.reporting.report import build
+from diffkit.reporting.runner import Runner, run_all, run_on
+from diffkit.reporting.spec import FIGURES, load_spec
 
 SMALL = {  # all seven figures, the fewest cells that still show each (CI: a few seconds)
     "title": "small",
@@ -103,25 +106,25 @@ def test_an_experiment_on_a_cluster_is_one_line(capsys):
 
 def test_a_report_whose_every_task_was_lost_still_builds(tmp_path):
     """Every cell ``lost``: each figure and table shows them; the next run measures them."""
-    from diffkit.reporting.report import draw
+    from diffkit.reporting.figures import draw
 
     spec = load_spec(SMALL)
     run = Runner(tmp_path / "results.jsonl", spec["limits"])
     run.plan = []
-    _run(spec, run, None)
+    run_all(spec, run, None)
     jobs, run.plan = run.plan, None
     run.reload()
     for job in jobs:
         for r in job.stubs():
             run._add({**r, "status": "lost", "message": "worker lost twice"})
-    data = _run(spec, run, None)
+    data = run_all(spec, run, None)
     for fig, rows in data.items():
         assert rows and all(r["status"] == "lost" for r in rows)
         draw(fig, rows, spec[fig]).savefig(tmp_path / f"{fig}.png", dpi=20)
     assert re.search(r"did not finish: \d+ lost", page(spec, data, "cmd", run.path))
     again = Runner(run.path, spec["limits"])
     again.plan = []
-    _run(spec, again, None)
+    run_all(spec, again, None)
     assert len(again.plan) == len(jobs)  # lost cells are measured again
 
 
@@ -164,8 +167,8 @@ def sweep(path, cluster=None, progress=None, spec=SMALL):
     spec = load_spec(spec)
     run = Runner(path, spec["limits"])
     if cluster is not None:
-        _run_on(cluster, spec, run, progress)
-    return spec, _run(spec, run, None)
+        run_on(cluster, spec, run, progress)
+    return spec, run_all(spec, run, None)
 
 
 def timeless(spec, data):
@@ -216,10 +219,10 @@ def f(x):
 def test_each_figure_is_handed_to_draw_once_as_soon_as_its_cells_are_in(local2, tmp_path):
     spec, path, seen = load_spec(SMALL), tmp_path / "r.jsonl", {}
     run = Runner(path, spec["limits"])
-    data = _run_on(local2, spec, run, None, lambda fig, rows: seen.setdefault(
+    data = run_on(local2, spec, run, None, lambda fig, rows: seen.setdefault(
         fig, []).append((rows, len(lines(path)))))
     assert sorted(seen) == sorted(spec["figures"]) and all(len(v) == 1 for v in seen.values())
-    serial = _run(spec, run, None)  # nothing left to measure: the records as stored
+    serial = run_all(spec, run, None)  # nothing left to measure: the records as stored
     assert {fig: v[0][0] for fig, v in seen.items()} == serial == data
     everything = len(lines(path))  # figures whose cells all came in before the last one
     assert min(n for [(_, n)] in seen.values()) < everything  # were drawn meanwhile

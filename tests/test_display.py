@@ -11,7 +11,8 @@ import pytest
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.reporting import plots
-from diffkit.reporting.report import DPI, build
+from diffkit.reporting.figures import DPI
+from diffkit.reporting.report import build
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -260,7 +260,7 @@ def test_fusion_figure_draws_each_way_and_the_memory_bound_line():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the high-water mark is Linux's")
 def test_peak_resident_memory_sees_an_array_built_where_freed_memory_was_kept():
-    from diffkit.bench.rss import peak_rss_bytes
+    from diffkit.bench.probes import peak_rss_bytes
 
     for _ in range(2):  # malloc keeps these 16 MB resident after the free (glibc)
         big = np.ones(2 * 10**6)

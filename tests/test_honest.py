@@ -105,7 +105,7 @@ def test_an_unwritable_path_fails_before_any_cell_runs(capsys, monkeypatch, opti
 
 def test_a_report_spec_with_an_unknown_function_is_an_error(tmp_path):
     from diffkit.core import DiffkitError
-    from diffkit.reporting.report import load_spec
+    from diffkit.reporting.spec import load_spec
 
     with pytest.raises(DiffkitError, match="did you mean rosenbrock"):
         load_spec({"functions": ["rosenbrok"], "figures": ["swell"]})

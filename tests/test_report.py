@@ -10,7 +10,10 @@ from diffkit_cli.main import main
 
 from diffkit.reporting import plots
 from diffkit.bench.harness import EXTRA, FIELDS
-from diffkit.reporting.report import FIGURES, build, load_spec, page, plan
+from diffkit.reporting.page import page
+from diffkit.reporting.report import build
+from diffkit.reporting.runner import plan
+from diffkit.reporting.spec import FIGURES, load_spec
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 HOSTILE = "<script>alert(1)</script>"
@@ -226,7 +229,7 @@ def test_the_jacobian_figure_measures_the_catalogs_tanh_ax():
 
     from diffkit import jacobian
     from diffkit.bench import catalog
-    from diffkit.reporting.report import tanh_ax
+    from diffkit.bench.targets import tanh_ax
 
     t = tanh_ax(3, 4)
     f, x = catalog.get("tanh_ax").make(n=4)

@@ -10,7 +10,9 @@ import pytest
 from diffkit.bench.harness import read_results
 from diffkit.core import DiffkitError
 from diffkit.reporting import which
-from diffkit.reporting.report import build, load_spec, plan
+from diffkit.reporting.report import build
+from diffkit.reporting.runner import plan
+from diffkit.reporting.spec import load_spec
 
 SPEC = {"title": "which", "figures": ["accuracy"], "functions": ["exp"],
         "backends": ["forward"], "limits": {"timeout": 30, "memory_mb": 1024, "repeat": 3},

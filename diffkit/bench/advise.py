@@ -30,13 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import backend, backends
+from ..backends import backend, backends, parse_spec
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
 from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
 from .cells import run_isolated
 from .harness import compare
-from .measure import TRANSFORMS, error_against, peak_bytes, timed
+from .measure import TRANSFORMS, error_against
+from .probes import peak_bytes, timed
 from .targets import Target, find_target, kind_for
 
 AD = ("reverse", "forward", "compiled")
@@ -291,7 +292,7 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     per_cell = max(1.0, min(3.0, budget_s / 4))
     memory_mb = None if memory_bytes is None else memory_bytes / 2**20 * 4 + 256
     for spec in methods():
-        name = spec.split(":")[0]
+        name = parse_spec(spec)[0]
         if name in AD + ("symbolic",) and not traceable:
             candidates.append(Candidate(spec, status="n/a", note=f"cannot trace f: {why_not}"))
             continue

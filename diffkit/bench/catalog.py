@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core import DiffkitError
+from .workloads import rosenbrock
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def _sigmoid(x: Any) -> Any:
 
 
 def _rosenbrock(x: Any) -> Any:
-    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    return rosenbrock(x)
 
 
 def _beale(x: Any) -> Any:

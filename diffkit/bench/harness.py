@@ -29,6 +29,7 @@ import numpy as np
 from ..backends import Backend, backend, label
 from .cells import run_isolated
 from .measure import measure
+from ..views.tables import html_table
 from .targets import Target, kind_for, find_target
 from .verdict import judge, why_nonfinite
 
@@ -88,11 +89,8 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         rows = self.table()
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                       for r in rows[1:])
         return (f"<p>{html.escape(self.function)} ({html.escape(self.kind or 'f failed')})</p>"
-                f"<table><tr>{head}</tr>{body}</table>")
+                + html_table(rows[0], rows[1:]))
 
 
 def fmt_error(v: Any) -> str:

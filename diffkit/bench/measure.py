@@ -22,9 +22,7 @@ Setup time and sizes are the backend's own answer to
 
 from __future__ import annotations
 
-import statistics
 import time
-import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +31,7 @@ import numpy as np
 from .. import transforms
 from ..backends import Backend
 from ..core import primal
+from .probes import peak_bytes, timed
 
 TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
               "jacobian": transforms.jacobian}
@@ -48,40 +47,6 @@ def error_against(d: Any, ref: Any) -> tuple[float, str]:
     if not np.all(np.isfinite(d)):
         return float("inf"), "not finite"
     return (worst / scale, "relative") if scale > 0 else (worst, "absolute")
-
-
-def timed(fn: Callable[[], Any], repeat: int = 5, min_time: float = 0.05) -> tuple[float, float]:
-    """(median seconds per call, interquartile spread), autoranged after a warm-up."""
-    fn()
-    number = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time or number >= 10**6:
-            break
-        number *= 10 if elapsed < min_time / 10 else 2
-    samples = [elapsed / number]
-    for _ in range(repeat - 1):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - start) / number)
-    q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
-    return statistics.median(samples), q[2] - q[0]
-
-
-def peak_bytes(fn: Callable[[], Any]) -> int:
-    """Peak bytes allocated (tracemalloc) during one call of ``fn``."""
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        fn()
-        return tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
 
 
 def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,

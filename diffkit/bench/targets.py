@@ -13,6 +13,7 @@ own code is the point.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import re
@@ -150,3 +151,13 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
                       np.float64(point[0] if point else 1.0), "derivative", True)
     return Target(spec, lambda v: formula(*(v[i] for i in range(len(names)))),
                   np.array(point), "grad", True)
+
+
+def tanh_ax(m: int, n: int) -> Target:
+    """The catalog's tanh(A x) with an m×n matrix A: a Jacobian of shape (m, n).
+
+    >>> tanh_ax(2, 3).f(np.zeros(3)).shape
+    (2,)
+    """
+    return Target(f"tanh_Ax_{m}x{n}", functools.partial(catalog.tanh_ax, m=m),
+                  np.linspace(-1.0, 1.0, n), "jacobian", True)

@@ -81,10 +81,7 @@ def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = No
     """The n-d discrete Fourier transform."""
     if _plain(a):
         return np.fft.fftn(a, s, axes, norm)
-    axes, s = _axes(a, s, axes)
-    for axis, n in zip(axes, s):
-        a = _resize(a, axis, n)
-    return _scale(bind(_p.fft, a, axes=tuple(axes)), int(np.prod(s)), norm, inverse=False)
+    return _complex_n(a, s, axes, norm, inverse=False)
 
 
 def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -92,10 +89,17 @@ def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
     """The n-d inverse discrete Fourier transform."""
     if _plain(a):
         return np.fft.ifftn(a, s, axes, norm)
+    return _complex_n(a, s, axes, norm, inverse=True)
+
+
+def _complex_n(a: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str | None,
+               inverse: bool) -> Any:
+    """fftn / ifftn of a traced value: resized to ``s`` on ``axes``, then one primitive."""
     axes, s = _axes(a, s, axes)
     for axis, n in zip(axes, s):
         a = _resize(a, axis, n)
-    return _scale(bind(_p.ifft, a, axes=tuple(axes)), int(np.prod(s)), norm, inverse=True)
+    prim = _p.ifft if inverse else _p.fft
+    return _scale(bind(prim, a, axes=tuple(axes)), int(np.prod(s)), norm, inverse=inverse)
 
 
 def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,

@@ -24,22 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import numpy as dnp
 from ..backends import backend
-from ..bench.measure import timed
-from ..bench.rss import bandwidth_bytes_per_s, peak_rss_bytes
+from ..bench.probes import bandwidth_bytes_per_s, peak_rss_bytes, timed
+from ..bench.workloads import rosenbrock
 from ..transforms.functional import grad
-from .report import write_experiment
+from .report import finished, two_panels, write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"sizes": [1000, 10000, 100000, 1000000], "repeat": 5,
             "title": "Fusion: the Rosenbrock gradient eager, compiled and fused"}
 WAYS = {"eager reverse": "reverse", "compiled (numpy, unfused)": "compiled",
         "compiled, fused kernels": "compiled[fuse=True]"}
-
-
-def rosenbrock(x: Any) -> Any:
-    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
 def measure(sizes: Sequence[int], repeat: int = 5) -> list[Record]:
@@ -66,11 +61,7 @@ def measure(sizes: Sequence[int], repeat: int = 5) -> list[Record]:
 def fusion_figure(rows: Sequence[Record], title: str = DEFAULTS["title"]) -> Any:
     """Left: time per gradient against n, each way, and the memory-bound line. Right:
     peak resident memory of one gradient against n, and the 16n bytes of x and g."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
+    fig, (left, right) = two_panels()
     for way in [*WAYS, "memory-bound"]:
         mine = sorted((r for r in rows if r["way"] == way), key=lambda r: r["n"])
         if not mine:
@@ -88,12 +79,7 @@ def fusion_figure(rows: Sequence[Record], title: str = DEFAULTS["title"]) -> Any
     left.set(xlabel="input dimension n", ylabel="seconds per gradient", title="time")
     right.set(xlabel="input dimension n", ylabel="peak resident growth of one gradient (MB)",
               title="memory (VmHWM)")
-    for ax in (left, right):
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title, fontsize=12)
-    fig.tight_layout()
-    return fig
+    return finished(fig, (left, right), title)
 
 
 def build(spec: dict[str, Any], out: Path) -> Path:

@@ -26,7 +26,7 @@ import numpy as np
 from .. import data, nn, optim
 from ..interpreters.tensor import no_grad
 from ..core import DiffkitError
-from .report import read_toml
+from .spec import read_toml
 
 ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
 ARCHITECTURES = ("plain", "layernorm", "residual", "residual+layernorm")

@@ -28,6 +28,8 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter
 from matplotlib.transforms import blended_transform_factory
 
+from ..backends import parse_spec
+
 Record = dict[str, Any]
 EPS = float(np.finfo(float).eps)
 MB = 2.0**20
@@ -88,7 +90,7 @@ def colors(labels: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     spare = iter(SPARE_COLORS * 4)
     for label in dict.fromkeys(labels):
-        base = BASE_COLORS.get(label.split(":")[0])
+        base = BASE_COLORS.get(parse_spec(label)[0])
         out[label] = base if base and base not in out.values() else next(spare)
     return out
 
@@ -417,7 +419,7 @@ def jacobian_figure(rows: Sequence[Record]) -> Figure:
     """
     ns = sorted({r["n"] for r in rows})
     ms = sorted({r["m"] for r in rows})
-    cell = {(r["m"], r["n"], r["backend"].split(":")[0]): r for r in rows}
+    cell = {(r["m"], r["n"], parse_spec(r["backend"])[0]): r for r in rows}
     grid = np.full((len(ms), len(ns)), np.nan)
     for i, m in enumerate(ms):
         for j, n in enumerate(ns):

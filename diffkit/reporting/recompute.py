@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import time
-import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
+from ..bench.probes import peak_bytes
 from ..transforms.checkpoint import checkpoint, checkpoint_loop
 from ..transforms.functional import grad
-from .report import write_experiment
+from .report import finished, two_panels, write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"lengths": [30, 100, 300, 1000], "size": 10_000, "snapshots": [4, 10],
@@ -74,12 +74,7 @@ def measure(lengths: Sequence[int], size: int, snapshots: Sequence[int]) -> list
             gradient(x0)
             seconds = time.process_time() - t
             steps = calls[0]
-            tracemalloc.start()
-            try:
-                gradient(x0)
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
+            peak = peak_bytes(lambda: gradient(x0))
             rows.append({"strategy": name, "n": n, "peak_bytes": peak, "seconds": seconds,
                          "step_calls": steps, "state_bytes": x0.nbytes})
     return rows
@@ -88,11 +83,7 @@ def measure(lengths: Sequence[int], size: int, snapshots: Sequence[int]) -> list
 def memory_recompute_figure(rows: Sequence[Record], title: str = DEFAULTS["title"]) -> Any:
     """Peak memory (left) and time (right) of one gradient against loop length n, one
     line per strategy, log-log, with O(n), O(√n) and O(k) reference lines."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (mem, cpu) = plt.subplots(1, 2, figsize=(11.5, 4.6))
+    fig, (mem, cpu) = two_panels()
     names = list(dict.fromkeys(r["strategy"] for r in rows))
     ns = np.array(sorted({r["n"] for r in rows}), dtype=float)
     state = rows[0]["state_bytes"] if rows else 1
@@ -118,12 +109,7 @@ def memory_recompute_figure(rows: Sequence[Record], title: str = DEFAULTS["title
             title="memory")
     cpu.set(xlabel="loop length n (steps)", ylabel="CPU time of one gradient (s)",
             title="time (recomputation)")
-    for ax in (mem, cpu):
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title, fontsize=12)
-    fig.tight_layout()
-    return fig
+    return finished(fig, (mem, cpu), title)
 
 
 def build(spec: dict[str, Any], out: Path) -> Path:

@@ -141,7 +141,7 @@ def display(row: Record) -> Record:
 
 
 def rows(section: dict[str, Any], run: Any, progress: Any = None) -> list[Record]:
-    """The table's rows; ``run`` is the report's :class:`~diffkit.reporting.report.Runner`
+    """The table's rows; ``run`` is the report's :class:`~diffkit.reporting.runner.Runner`
     (its cells are measured once and kept in its results file)."""
     out = []
     labels = methods()

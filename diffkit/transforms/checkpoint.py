@@ -53,7 +53,7 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
             return Batched(top, checkpoint(vmap(f, in_axes=axes))(*_values(args, top)))
         if not (isinstance(top, ReverseInterpreter) and top.recording):
             return f(*args)
-        with _quiet(top):
+        with _recording(top, on=False):
             y = _value(f(*args), top)
         parents = tuple((i, a.node) for i, a in enumerate(args)
                         if _owned(a, top) and a.node is not None)
@@ -114,7 +114,7 @@ def _chain(step: Callable, interp: ReverseInterpreter, x: Any, s: int, e: int, c
     while e - s > 1:
         right = schedule(e - s, c)[1] if c > 1 else 1
         m = e - right
-        with _quiet(interp):  # (on the plain state: step's own boxes of interp stay quiet)
+        with _recording(interp, on=False):  # (on the plain state: step's own boxes of interp stay quiet)
             y = _values([x], interp)[0]
             for _ in range(m - s):
                 y = step(y)
@@ -169,20 +169,11 @@ def _add(interp: ReverseInterpreter, node: Node) -> Node:
 
 
 @contextlib.contextmanager
-def _quiet(interp: ReverseInterpreter) -> Iterator[None]:
-    """Run without recording on ``interp``'s level (lower levels go on as usual)."""
+def _recording(interp: ReverseInterpreter, on: bool = True) -> Iterator[None]:
+    """Run with recording on ``interp``'s level switched ``on`` or off (lower levels go on
+    as usual)."""
     saved = interp.recording
-    interp.recording = False
-    try:
-        yield
-    finally:
-        interp.recording = saved
-
-
-@contextlib.contextmanager
-def _recording(interp: ReverseInterpreter) -> Iterator[None]:
-    saved = interp.recording
-    interp.recording = True
+    interp.recording = on
     try:
         yield
     finally:

@@ -23,7 +23,6 @@ Both are recorded through the interpreters themselves (not a copy of them).
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 from ..interpreters.forward import Dual, ForwardInterpreter
 from ..interpreters.tape import Node, ReverseInterpreter, backprop
 from ..interpreters.tensor import Tensor
+from .tables import html_table
 from ..core import new_level, primal, shape
 
 
@@ -78,10 +78,7 @@ class EvaluationTrace:
 
 def _html_table(rows: list[dict[str, Any]]) -> str:
     cols = list(rows[0])
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in cols)
-                   + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return html_table(cols, [[_cell(r.get(c)) for c in cols] for r in rows])
 
 
 def _bar(var: str) -> str:
