@@ -244,7 +244,8 @@ def test_without_numba_fuse_says_once_what_is_missing_and_still_works(monkeypatc
 
 def test_fusion_figure_draws_each_way_and_the_memory_bound_line():
     pytest.importorskip("matplotlib")
-    from diffkit.reporting.fusion import WAYS, fusion_figure
+    from diffkit.bench.experiments import FUSION_WAYS as WAYS
+    from diffkit.reporting.fusion import fusion_figure
 
     rows = [{"way": w, "n": n, "time_s": t * n, "peak_rss_bytes": 16 * n * k}
             for k, (w, t) in enumerate(zip(WAYS, (1e-8, 5e-9, 1e-9)), start=1)
@@ -273,7 +274,8 @@ def test_fusion_report_measures_each_way_and_the_floor_at_each_size(tmp_path):
     pytest.importorskip("matplotlib")
     import json
 
-    from diffkit.reporting.fusion import WAYS, build
+    from diffkit.bench.experiments import FUSION_WAYS as WAYS
+    from diffkit.reporting.fusion import build
 
     build({"setup": {"sizes": [100, 1000], "repeat": 1}}, tmp_path)
     rows = json.loads((tmp_path / "fusion.json").read_text())["rows"]

@@ -45,7 +45,7 @@ def test_hooks_inside_functional_grad_and_clear_errors() -> None:
 
 def test_gradient_flow_norms_come_from_hooks() -> None:
     from diffkit import nn
-    from diffkit.reporting.gradient_flow import layer_norms, make_model
+    from diffkit.bench.training import layer_norms, make_model
 
     rng = np.random.default_rng(0)
     model = make_model(3, 4, "tanh", "plain", "default", rng)

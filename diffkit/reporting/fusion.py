@@ -22,47 +22,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..backends import backend
-from ..bench.probes import bandwidth_bytes_per_s, peak_rss_bytes, timed
-from ..bench.workloads import rosenbrock
-from ..transforms.functional import grad
+from ..bench.experiments import FUSION_WAYS, measure_fusion
 from .report import finished, two_panels, write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"sizes": [1000, 10000, 100000, 1000000], "repeat": 5,
             "title": "Fusion: the Rosenbrock gradient eager, compiled and fused"}
-WAYS = {"eager reverse": "reverse", "compiled (numpy, unfused)": "compiled",
-        "compiled, fused kernels": "compiled[fuse=True]"}
-
-
-def measure(sizes: Sequence[int], repeat: int = 5) -> list[Record]:
-    """One record per way and n: median time per gradient, peak resident growth, setup;
-    and one ``memory-bound`` record per n: (8n read + 8n written) / bandwidth at n."""
-    rows = []
-    for n in sizes:
-        x = np.random.default_rng(n).uniform(-1.0, 1.0, n)
-        for way, spec in WAYS.items():
-            be = backend(spec)
-            g = grad(rosenbrock, backend=be)
-            g(x)  # compile (compiled ways), warm up
-            seconds = timed(lambda: g(x), repeat=repeat)[0]
-            stats = be.stats(rosenbrock, x) if spec != "reverse" else {}
-            rows.append({"way": way, "n": n, "time_s": seconds,
-                         "peak_rss_bytes": peak_rss_bytes(lambda: g(x)),
-                         "setup_s": stats.get("setup_s"), "fusion": stats.get("fusion")})
-        bandwidth = bandwidth_bytes_per_s(n, repeat)
-        rows.append({"way": "memory-bound", "n": n, "time_s": 16 * n / bandwidth,
-                     "bytes": 16 * n, "bandwidth_bytes_per_s": bandwidth})
-    return rows
-
-
 def fusion_figure(rows: Sequence[Record], title: str = DEFAULTS["title"]) -> Any:
     """Left: time per gradient against n, each way, and the memory-bound line. Right:
     peak resident memory of one gradient against n, and the 16n bytes of x and g."""
     fig, (left, right) = two_panels()
-    for way in [*WAYS, "memory-bound"]:
+    for way in [*FUSION_WAYS, "memory-bound"]:
         mine = sorted((r for r in rows if r["way"] == way), key=lambda r: r["n"])
         if not mine:
             continue
@@ -86,7 +56,7 @@ def build(spec: dict[str, Any], out: Path) -> Path:
     """Measure, draw and write the figure, the numbers and the caption into ``out``."""
     s = {**DEFAULTS, **spec.get("setup", {})}
     out.mkdir(parents=True, exist_ok=True)
-    rows = measure(s["sizes"], s["repeat"])
+    rows = measure_fusion(s["sizes"], s["repeat"])
     fused = [r["fusion"] for r in rows
              if r["way"] == "compiled, fused kernels" and r.get("fusion")]
     if fused and fused[-1].endswith("numba missing)"):

@@ -17,67 +17,18 @@ counts the step evaluations; writes ``memory_vs_recompute.png``, ``recompute.jso
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import numpy as dnp
-from ..bench.probes import peak_bytes
-from ..transforms.checkpoint import checkpoint, checkpoint_loop
-from ..transforms.functional import grad
+from ..bench.experiments import measure_recompute
 from .report import finished, two_panels, write_experiment
 
 Record = dict[str, Any]
 DEFAULTS = {"lengths": [30, 100, 300, 1000], "size": 10_000, "snapshots": [4, 10],
             "title": "Memory vs recompute: one gradient of an n-step loop"}
-
-
-def strategies(snapshots: Sequence[int]) -> dict[str, Callable[[Callable, Any, int], Any]]:
-    """Name -> ``run(step, x, n)``: the loop as each strategy differentiates it."""
-    def plain(step: Callable, x: Any, n: int) -> Any:
-        for _ in range(n):
-            x = step(x)
-        return x
-
-    def every_sqrt(step: Callable, x: Any, n: int) -> Any:
-        width = max(1, math.isqrt(n))
-        for start in range(0, n, width):
-            x = checkpoint(lambda z, k=min(width, n - start): plain(step, z, k))(x)
-        return x
-
-    out = {"plain tape": plain, "checkpoint every √n": every_sqrt}
-    for k in snapshots:
-        out[f"revolve, {k} snapshots"] = \
-            lambda step, x, n, k=k: checkpoint_loop(step, x, n, snapshots=k)
-    return out
-
-
-def measure(lengths: Sequence[int], size: int, snapshots: Sequence[int]) -> list[Record]:
-    """One record per strategy and loop length: peak bytes, CPU seconds, step calls."""
-    x0 = np.random.default_rng(0).normal(size=size)
-    calls = [0]
-
-    def step(x: Any) -> Any:
-        calls[0] += 1
-        return x + 0.01 * dnp.sin(x)
-
-    rows = []
-    for name, run in strategies(snapshots).items():
-        for n in lengths:
-            gradient = grad(lambda x: dnp.sum(run(step, x, n)))
-            calls[0] = 0
-            t = time.process_time()
-            gradient(x0)
-            seconds = time.process_time() - t
-            steps = calls[0]
-            peak = peak_bytes(lambda: gradient(x0))
-            rows.append({"strategy": name, "n": n, "peak_bytes": peak, "seconds": seconds,
-                         "step_calls": steps, "state_bytes": x0.nbytes})
-    return rows
 
 
 def memory_recompute_figure(rows: Sequence[Record], title: str = DEFAULTS["title"]) -> Any:
@@ -116,7 +67,7 @@ def build(spec: dict[str, Any], out: Path) -> Path:
     """Measure, draw and write the figure, the numbers and the caption into ``out``."""
     s = {**DEFAULTS, **spec.get("setup", {})}
     out.mkdir(parents=True, exist_ok=True)
-    rows = measure(s["lengths"], s["size"], s["snapshots"])
+    rows = measure_recompute(s["lengths"], s["size"], s["snapshots"])
     caption = (f"Peak memory and CPU time of one gradient of an n-step loop "
                f"x ← x + 0.01 sin x over a {s['size']}-vector state. Dashed: O(n) and O(√n) "
                "through the first measured point; dotted: k stored states.")

@@ -10,7 +10,7 @@
 import numpy as np
 
 from diffkit import data
-from diffkit.reporting.gradient_flow import layer_norms, make_model
+from diffkit.bench.training import layer_norms, make_model
 from diffkit.reporting.plots import ShownFigure
 
 X, y = data.two_moons(256, noise=0.1, seed=0)
