@@ -128,7 +128,8 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
         t.add_column(escape(rows[0][i]), no_wrap=cut, overflow="ellipsis" if cut else "fold",
                      min_width=fixed.get(i), max_width=room // cuts if cut else None)
     for r in rows[1:]:
-        cells = [escape(r[i]) for i in keep]  # "[jax]" is text, not rich markup
+        cells = [escape(r[i] if i not in fixed else _breakable(r[i], fixed[i]))
+                 for i in keep]  # "[jax]" is text, not rich markup
         if colored and status in keep and r[status] in STATUS_STYLES:
             j = keep.index(status)
             cells[j] = f"[{STATUS_STYLES[r[status]]}]{cells[j]}[/]"
@@ -140,6 +141,27 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
                              "widen the terminal or use --format json)"))
     text = console.file.getvalue().rstrip("\n")
     return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def _breakable(text: str, limit: int) -> str:
+    """``text`` with each word longer than ``limit`` broken after a ``.``, ``,`` or ``(``
+    (a line break), so a narrow column wraps code between names, never inside one.
+
+    >>> _breakable("optim.SGD(model.parameters(), lr)", 24)
+    'optim.SGD(model.\\nparameters(), lr)'
+    """
+    import re
+
+    def split(word: str) -> str:
+        pieces, line = [], ""
+        for part in re.findall(r"[^.,(]*[.,(]?", word):
+            if line and len(line) + len(part) > limit:
+                pieces.append(line)
+                line = ""
+            line += part
+        return "\n".join(pieces + [line])
+
+    return " ".join(split(w) if len(w) > limit else w for w in text.split(" "))
 
 
 def wrapped(lines: Sequence[str]) -> str:

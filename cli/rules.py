@@ -35,6 +35,10 @@ def rules(primitive: str | None, list_: bool) -> None:
         parts = primitives.source(primitive)
     except KeyError as exc:
         raise click.UsageError(exc.args[0]) from None
+    derivative = _unary_derivative(primitive)
+    if derivative is not None:
+        click.echo(_unary_modes(primitive, derivative, parts))
+        return
     titles = {"numpy": "numpy implementation", "sympy": "sympy translation",
               "jvp": "JVP rule (forward mode)", "vjp": "VJP rule (reverse mode)"}
     groups: dict[str, list[str]] = {}  # one source text may hold several parts (unary: all)
@@ -46,6 +50,48 @@ def rules(primitive: str | None, list_: bool) -> None:
         click.echo(f"# {', '.join(names)}")
         click.echo(body)
         click.echo()
+
+
+def _unary_derivative(name: str) -> str | None:
+    """The derivative ``d(y, x)`` of a unary entry (made by ``unary(...)``) as text, e.g.
+    ``cos(x)``; None for any other entry."""
+    import ast
+    import inspect
+
+    from diffkit import primitives
+
+    prim = primitives.table()[name]
+    if len(prim.jvp) != 1 or prim.jvp_joint is not None:
+        return None
+    d = inspect.getclosurevars(prim.jvp[0]).nonlocals.get("d")
+    if d is None:
+        return None
+    try:
+        tree = ast.parse(inspect.getsource(d).strip().rstrip(","))
+    except (OSError, SyntaxError):
+        return None
+    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+               and [a.arg for a in n.args.args] == ["y", "x"]]
+    return ast.unparse(lambdas[0].body) if len(lambdas) == 1 else None
+
+
+def _unary_modes(name: str, derivative: str, parts: dict[str, list[str]]) -> str:
+    """What each mode computes from a unary entry's one derivative, and what the tape keeps."""
+    from diffkit import primitives
+
+    saves = primitives.table()[name].saves[0]
+    kept = {"x": "its input x", "y": "its output y", "x y": "its input x and output y",
+            "": "nothing"}.get(saves, saves)
+    return "\n".join([
+        f"# the entry: {name} is unary, both modes come from its one derivative "
+        f"dy/dx = {derivative}",
+        parts["jvp"][0], "",
+        "# JVP rule (forward mode): the tangent of y from the tangent of x",
+        f"y_dot = {derivative} * x_dot", "",
+        "# VJP rule (reverse mode): the adjoint y_bar pushed back, added into x_bar",
+        f"x_bar += y_bar * {derivative}", "",
+        f"# what the tape saves for the reverse sweep: {kept}", "",
+        "# numpy implementation", *parts["numpy"], ""])
 
 
 def covered() -> str:

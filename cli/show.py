@@ -14,8 +14,10 @@ import click
 @click.option("--latex/--no-latex", default=True, show_default=True, help="also print LaTeX")
 @click.option("--code", is_flag=True, help="print the compiled backend's generated forward "
               "and adjoint program instead (one line per equation, v1 ... and v1_bar ...)")
+@click.option("--optimized", is_flag=True, help="with --code: the program as the compiled "
+              "backend runs it, results written into dead operands' buffers (out=)")
 def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: bool,
-         code: bool) -> None:
+         code: bool, optimized: bool) -> None:
     """Show FUNC's derivative: the closed form SymPy derives (as text and LaTeX), the
     same after common-subexpression elimination with its size, and the numeric
     derivative at the point with its step, error estimate and evaluations (Richardson).
@@ -26,9 +28,12 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
       diffkit show logistic_map --at x=0.3 --depth 3
       diffkit show rosenbrock --dim 3
       diffkit show --code "log(x1) + x1*x2 - sin(x2)" --at x1=2,x2=5
+      diffkit show --code rosenbrock --dim 4 --optimized
     """
     if code:
-        return _show_code(func, at, dim, depth)
+        return _show_code(func, at, dim, depth, optimized)
+    if optimized:
+        raise click.UsageError("--optimized goes with --code")
     import numpy as np
 
     from diffkit.interpreters.symbolic import closed_form
@@ -60,9 +65,12 @@ def show(func: str, at: str | None, dim: int | None, depth: int | None, latex: b
     click.echo(f"symbolic value there: {np.asarray(exact).tolist()}")
 
 
-def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) -> None:
+def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None,
+               optimized: bool) -> None:
     """The generated program of the gradient: the forward sweep, then the adjoint sweep.
     A formula of several variables gets one argument per variable (x1, x2 ...)."""
+    import importlib.util
+
     import numpy as np
 
     from diffkit.compiler.fusion import fuse
@@ -82,20 +90,26 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None) ->
         args = tuple(np.float64(v) for v in np.asarray(t.x, dtype=float))
     else:
         fun, names, args = t.f, None, (t.x,)
-    prog = adjoint_program(fun, args, names)
+    prog = adjoint_program(fun, args, names, reuse_buffers=optimized)
     shown = prog.graph.names()
     inputs = [shown[v] for v in prog.graph.inputs]
     value, *grads = prog(*args)
     click.echo(f"f = {spec} at " + ", ".join(f"{n}={np.asarray(a).tolist()}"
                                              for n, a in zip(inputs, args)))
-    click.echo(f"generated forward and adjoint program ({prog.summary()}; trace + optimize + "
-               f"generate {prog.setup_s * 1e3:.1f} ms):\n")
+    plan = (f"buffers reused: {prog.bytes_reused} bytes" if optimized else
+            "one array per equation; --optimized shows the buffer plan")
+    click.echo(f"generated forward and adjoint program ({prog.summary()}; {plan}; trace + "
+               f"optimize + generate {prog.setup_s * 1e3:.1f} ms):\n")
     click.echo(prog.source)
-    tape = encode(prog.graph)  # a scalar program runs on the tape VM
-    click.echo(f"fused (dk.jit(f, fuse=True){', numba' if tape else ''}): "
-               f"{tape.report() if tape else kernel_routes(fuse(prog.graph)).report()}\n")
+    if importlib.util.find_spec("numba") is None:
+        click.echo("fused (dk.jit(f, fuse=True)): needs the jit extra (pip install "
+                   "'diffkit[jit]'); without it the program above runs\n")
+    else:
+        tape = encode(prog.graph)  # a scalar program runs on the tape VM
+        click.echo(f"fused (dk.jit(f, fuse=True)): "
+                   f"{tape.report() if tape else kernel_routes(fuse(prog.graph)).report()}\n")
     click.echo(f"value: {np.asarray(value).tolist()}")
     for n, g in zip(inputs, grads):
         click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")
     click.echo("The forward lines are the primal trace (v1, v2 ...), the rest the adjoint "
-               "trace (v_bar), as in Baydin et al. (2018), Table 2.")
+               "trace (v_bar), as in Baydin et al. (2018), Table 3.")

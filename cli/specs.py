@@ -29,9 +29,8 @@ def split_backends(text: str) -> list[str]:
             continue
         try:
             parse_spec(item)
-        except DiffkitError:
-            raise click.BadParameter(f"cannot read {item!r}; write a name, with {SYNTAX}",
-                                     param_hint="--backends") from None
+        except DiffkitError as exc:
+            raise click.BadParameter(str(exc), param_hint="--backends") from None
         out.append(item)
     if not out:
         raise click.BadParameter("name at least one backend", param_hint="--backends")

@@ -24,7 +24,7 @@ def styles(frameworks: tuple[str, ...], fmt: str, output: str | None) -> None:
       diffkit styles -f mindspore -f pytorch
       diffkit styles --format markdown
     """
-    from diffkit import families
+    from diffkit.views import families
 
     known = {f.lower() for f in families.FRAMEWORKS}
     for name in frameworks:

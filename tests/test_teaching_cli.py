@@ -50,6 +50,10 @@ def test_graph_command_and_escaping(capsys, tmp_path):
 def test_rules_and_show(capsys):
     code, out, _ = run(capsys, "rules", "sin")
     assert code == 0 and "lambda y, x: cos(x)" in out and "sp.sin(x)" in out
+    assert "y_dot = cos(x) * x_dot" in out and "x_bar += y_bar * cos(x)" in out  # each mode
+    assert "saves for the reverse sweep: its input x" in out
+    code, out, _ = run(capsys, "rules", "exp")
+    assert "y_dot = y * x_dot" in out and "saves for the reverse sweep: its output y" in out
     code, out, _ = run(capsys, "rules", "mul")
     assert "x_dot * y" in out and "z_bar * y" in out
     code, _, err = run(capsys, "rules", "sn")
@@ -60,3 +64,13 @@ def test_rules_and_show(capsys):
     code, out, _ = run(capsys, "show", "x^2 * sin(x)", "--at", "x=1")
     assert code == 0 and "x**2*cos(x) + 2*x*sin(x)" in out and "\\cos" in out
     assert "richardson" in out and "2.22324427548" in out
+
+
+def test_show_code_prints_the_readable_program_and_the_buffer_plan_on_request(capsys):
+    code, out, _ = run(capsys, "show", "--code", "rosenbrock", "--dim", "4")
+    assert code == 0 and "out=" not in out and "Table 3" in out and "Table 2" not in out
+    assert "one array per equation" in out and "    x_bar = v14 + v15" in out
+    code, out, _ = run(capsys, "show", "--code", "rosenbrock", "--dim", "4", "--optimized")
+    assert code == 0 and "out=" in out and "buffers reused: 200 bytes" in out
+    code, _, err = run(capsys, "show", "sin(x)", "--optimized")
+    assert code == 2 and "--optimized goes with --code" in err

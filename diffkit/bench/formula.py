@@ -9,6 +9,7 @@ only callables it invokes are those of its function namespace.
 from __future__ import annotations
 
 import ast
+import inspect
 import importlib
 import math
 import operator
@@ -119,6 +120,12 @@ class Formula:
 
     def __repr__(self) -> str:
         return f"Formula({self.text!r}, variables={self.variables!r})"
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """One positional parameter per variable: tools that name inputs see x1, x2."""
+        return inspect.Signature([inspect.Parameter(v, inspect.Parameter.POSITIONAL_ONLY)
+                                  for v in self.variables])
 
     def _eval(self, node: ast.expr, env: dict[str, Any]) -> Any:
         if isinstance(node, ast.Constant):

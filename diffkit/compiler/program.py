@@ -112,6 +112,9 @@ class ProgramCache:
             self.programs.move_to_end(key)
         return prog
 
+    def __len__(self) -> int:
+        return len(self.programs)
+
     def info(self) -> CacheInfo:
         return CacheInfo(self.hits, self.misses, len(self.programs))
 
@@ -127,11 +130,12 @@ def signature(v: Any) -> tuple[tuple[int, ...], str]:
 
 def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
           names: Sequence[str] | None = None, name: str = "f", floats: bool = True,
-          fuse: bool = False, parallel: bool = False) -> Program:
+          fuse: bool = False, parallel: bool = False, reuse_buffers: bool = True) -> Program:
     """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile
     (a graph of float64 scalars as plain floats and math, unless ``floats`` is False;
     with ``fuse``, elementwise chains run as fused kernels, see :mod:`.kernels`, and a
-    scalar graph on the tape VM, see :mod:`.scalar_vm`)."""
+    scalar graph on the tape VM, see :mod:`.scalar_vm`; ``reuse_buffers=False`` writes every
+    equation into a fresh array, for reading, instead of the buffer plan's ``out=``)."""
     start = time.perf_counter()
     graph = trace(fun, args, static_argnums, names)
     traced = len(graph)
@@ -147,7 +151,7 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
     if fused is not None and fused[1] is not None:
         (source, kernels, fn), saved = fused[1], 0
     else:
-        plan, saved = plan_buffers(graph)
+        plan, saved = plan_buffers(graph) if reuse_buffers else ({}, 0)
         source, ns = generate(graph, name, plan, scalar)
         # (the source is there to read; on the tape VM, Python need not compile it)
         fn = compile_source(source, ns, name) if vm is None else vm.function()

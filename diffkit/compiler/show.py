@@ -27,12 +27,14 @@ from ..interpreters.tracer import input_names, trace
 from .program import Program, build
 
 
-def adjoint_program(fun: Callable, args: Sequence[Any],
-                    names: Sequence[str] | None = None) -> Program:
+def adjoint_program(fun: Callable, args: Sequence[Any], names: Sequence[str] | None = None,
+                    reuse_buffers: bool = False) -> Program:
     """The optimized program computing ``(f(*args), ∂f/∂arg_1, ...)`` of scalar ``f``:
     the forward sweep, then the adjoint sweep, one line per equation. ``names`` name
     the arguments (default: ``f``'s parameter names). Written with numpy even for
-    scalars (``np.log(x1)``), as the rest of the docs show code."""
+    scalars (``np.log(x1)``), as the rest of the docs show code; each equation into its
+    own array unless ``reuse_buffers`` (the buffer plan the compiled backend runs, with
+    ``out=``)."""
     names = input_names(fun, len(args), names)
 
     def value_and_adjoints(*xs: Any) -> tuple:
@@ -40,5 +42,6 @@ def adjoint_program(fun: Callable, args: Sequence[Any],
         outs, pull = linearize(g, list(xs))
         return (outs[0], *pull(seed(g)))
 
-    return build(value_and_adjoints, tuple(args), names=names, floats=False)
+    return build(value_and_adjoints, tuple(args), names=names, floats=False,
+                 reuse_buffers=reuse_buffers)
 

@@ -38,14 +38,15 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.autodiff import linearize
-from ..interpreters.tracer import trace
-from ..compiler.jit import CacheInfo, Jit
-from ..transforms.record import _Recording
-from ..interpreters.tensor import AMBIENT, Tensor
 from ..checks import as_input
+from ..compiler.autodiff import linearize
+from ..compiler.jit import Jit
+from ..compiler.program import CacheInfo, ProgramCache
 from ..core import Box, DiffkitError
+from ..interpreters.tensor import AMBIENT, Tensor
+from ..interpreters.tracer import trace
 from ..transforms.custom import custom_vjp
+from ..transforms.record import _Recording
 from ..transforms.weights import standing_in
 
 Module = Any  # an nn.Module (not imported: nn.modules imports this file)
@@ -61,8 +62,7 @@ class GraphCall:
         self.module = weakref.proxy(module)
         self.name = type(module).__name__
         self.params: list[Tensor] = []  # the parameters of the call being traced or run
-        self.programs: dict[tuple, Any] = {}  # by (which, static, leaf shapes and dtypes)
-        self.hits = 0
+        self.programs = ProgramCache()  # by (which, static, leaf shapes and dtypes)
         self.forward = Jit(self._forward, static_argnums=0)
         self.adjoint = Jit(self._adjoint, static_argnums=0)
 
@@ -119,17 +119,12 @@ class GraphCall:
         leaves = [v if type(v) is np.ndarray and v.dtype.kind == "f" else as_input(v, "input")
                   for v in leaves]
         key = (jit is self.forward, static, *((v.shape, v.dtype) for v in leaves))
-        prog = self.programs.get(key)
-        if prog is None:
-            prog = self.programs[key] = jit.program(static, *args)
-        else:
-            self.hits += 1
-        return prog(*leaves)
+        return self.programs.get(key, lambda: jit.program(static, *args))(*leaves)
 
     def cache_info(self) -> CacheInfo:
         """Both programs' cache figures added up (a miss is one trace and compile)."""
-        return CacheInfo(self.hits, self.forward.misses + self.adjoint.misses,
-                         len(self.programs))
+        return CacheInfo(self.programs.hits, self.forward.cache_info().misses
+                         + self.adjoint.cache_info().misses, len(self.programs))
 
     def setup_s(self) -> float:
         """Seconds spent tracing and compiling the programs built so far (one-off)."""

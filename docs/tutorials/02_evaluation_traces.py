@@ -4,7 +4,15 @@
 # Baydin, Pearlmutter, Radul and Siskind, *Automatic differentiation in machine
 # learning: a survey* (JMLR 2018), explain forward and reverse mode on
 # f(x₁, x₂) = ln(x₁) + x₁x₂ − sin(x₂) at (x₁, x₂) = (2, 5). `dk.trace` prints the same
-# evaluation trace (Wengert list): one row per primitive, v₋₁ and v₀ the inputs.
+# evaluation trace (Wengert list): one row per primitive, v₋₁ and v₀ the inputs, numbered
+# as the paper numbers them.
+#
+# Python evaluates `log(x1) + x1*x2 - sin(x2)` left to right: ln x₁, then x₁x₂, then
+# their sum, and only then sin x₂. The paper numbers each operation as soon as its
+# operands exist (sin x₂ is v₃, the sum v₄). Both are valid orders of the same graph,
+# since each operation still comes after its operands, so every value, tangent and
+# adjoint is the same; only the names differ. `dk.trace` uses the textbook's numbering by
+# default, and `order="evaluation"` shows Python's.
 
 # %%
 import numpy as np
@@ -26,6 +34,8 @@ def f(x1, x2):
 # %%
 forward = dk.trace(f, 2.0, 5.0, mode="forward")
 print(forward)
+assert [r["formula"] for r in forward.rows][2:] == ["ln v-1", "v-1 × v0", "sin v0",
+                                                     "v1 + v2", "v4 − v3"]
 last = forward.records()[-1]
 assert np.isclose(last["value"], np.log(2) + 10 - np.sin(5), rtol=1e-15)  # 11.652
 assert np.isclose(last["tangent"], 5.5, rtol=1e-15)
@@ -43,6 +53,12 @@ print(reverse)
 adjoints = {r["var"]: r["adjoint"] for r in reverse.rows}  # the table (records() adds the sweep)
 assert np.isclose(adjoints["v-1"], 5.5, rtol=1e-15)
 assert np.isclose(adjoints["v0"], 2 - np.cos(5), rtol=1e-15)
+
+# %% [markdown]
+# In Python's own order the names change (the sum is v₃, sin x₂ is v₄), the numbers do not:
+
+# %%
+print(dk.trace(f, 2.0, 5.0, order="evaluation"))
 
 # %% [markdown]
 # The same graph as a picture (Jupyter shows it as SVG): each node with its value and
