@@ -3,6 +3,8 @@
 import csv
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -76,6 +78,50 @@ def test_every_figure_is_a_real_image_and_every_link_resolves(tiny):
         assert (out / ref).is_file(), ref
     for word in ("CPU count", "numpy", "sympy", "diffkit", "python", "diffkit report"):
         assert word in text
+
+
+def test_the_page_opens_with_what_the_cells_show(tiny):
+    _, index, _ = tiny
+    text = index.read_text()
+    summary = text[text.index('id="summary"'):text.index('id="accuracy"')]
+    assert "Accuracy: " in summary and "most accurate on" in summary
+    assert "Jacobians (outputs × inputs): reverse mode is faster at" in summary
+    assert re.search(r"at depth \d+ of logistic_map the symbolic derivative has", summary)
+    assert text.index('id="summary"') < text.index('id="steps"')
+
+
+SMALLEST_PX = 8 / 72 * 150  # the figures' smallest text (8 pt notes) at 150 dpi, in pixels
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs chromium (apt)")
+@pytest.mark.parametrize("width", [390, 1280])
+def test_figures_stay_readable_in_a_headless_browser(tiny, tmp_path, width):
+    """On a phone (390 px) and a laptop (1280 px): every figure is drawn at a scale that
+    keeps its smallest text at 9 px or more, the page has no console error, and it
+    scrolls sideways only inside a figure."""
+    out, index, _ = tiny
+    probe = ("<script>window.addEventListener('load', () => document.body.setAttribute("
+             "'data-scales', [...document.querySelectorAll('figure.plot img')].map("
+             "i => i.clientWidth / i.naturalWidth).join(',') + ';' + "
+             "(document.documentElement.scrollWidth <= window.innerWidth)));</script>")
+    page = tmp_path / "probe.html"
+    page.write_text(index.read_text().replace("</body>", probe + "</body>"))
+    done = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                           f"--window-size={width},900", "--virtual-time-budget=5000",
+                           "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=180)
+    scales, fits = re.search(r'data-scales="([^"]*)"', done.stdout).group(1).split(";")
+    scales = [float(s) for s in scales.split(",")]
+    assert len(scales) == len(FIGURES) and fits == "true"
+    assert min(scales) * SMALLEST_PX >= 9.0, scales
+    assert "Uncaught" not in done.stderr and ":ERROR:CONSOLE" not in done.stderr
+
+
+def test_every_figure_is_at_least_a_slide_wide(tiny):
+    out, _, _ = tiny
+    for fig in FIGURES:
+        blob = (out / f"{fig}.png").read_bytes()
+        assert int.from_bytes(blob[16:20], "big") >= 900, fig
 
 
 def test_raw_results_parse_back_with_the_expected_fields(tiny):
@@ -210,7 +256,10 @@ GRADIENT_FLOW = {  # the smallest training experiment: one network, depth 3
 
 def test_a_spec_runs_the_experiment_it_declares(tmp_path):
     out = build(GRADIENT_FLOW, tmp_path)
-    assert out == tmp_path / "captions.md" and "c 4" in out.read_text()
+    assert out == tmp_path / "index.html" and "c 4" in (tmp_path / "captions.md").read_text()
+    page = out.read_text()
+    assert "What the experiment shows" in page and "gradient norm is" in page  # from the numbers
+    assert page.count("data:image/png;base64,") == 2
     assert (tmp_path / "profile.png").is_file() and (tmp_path / "sweep.png").is_file()
     got = json.loads((tmp_path / "gradients.json").read_text())
     norms = got["profile"]["plain/tanh"]  # ||dL/dW_l|| of the 4 Linear layers

@@ -52,7 +52,29 @@ def fusion_figure(rows: Sequence[Record], title: str = DEFAULTS["title"]) -> Any
     return finished(fig, (left, right), title)
 
 
-def build(spec: dict[str, Any], out: Path) -> Path:
+def findings(rows: Sequence[Record]) -> list[str]:
+    """The opening summary: at the largest n, each way's time and memory against eager's.
+
+    >>> findings([{"way": "eager reverse", "n": 10, "time_s": 2e-3, "peak_rss_bytes": 4e6},
+    ...           {"way": "compiled (numpy, unfused)", "n": 10, "time_s": 1e-3,
+    ...            "peak_rss_bytes": 2e6}])
+    ['At n = 10: compiled (numpy, unfused) takes 0.5× the time of eager reverse and 0.5× its peak memory.']
+    """
+    n = max((r["n"] for r in rows), default=None)
+    at = {r["way"]: r for r in rows if r["n"] == n}
+    eager = at.get("eager reverse")
+    out = []
+    for way, r in at.items():
+        if eager is None or way in ("eager reverse", "memory-bound"):
+            continue
+        memory = (f" and {r['peak_rss_bytes'] / eager['peak_rss_bytes']:.2g}× its peak memory"
+                  if r.get("peak_rss_bytes") and eager.get("peak_rss_bytes") else "")
+        out.append(f"At n = {n:,}: {way} takes {r['time_s'] / eager['time_s']:.2g}× the time "
+                   f"of eager reverse{memory}.")
+    return out
+
+
+def build(spec: dict[str, Any], out: Path, command: str = "") -> Path:
     """Measure, draw and write the figure, the numbers and the caption into ``out``."""
     s = {**DEFAULTS, **spec.get("setup", {})}
     out.mkdir(parents=True, exist_ok=True)
@@ -72,4 +94,5 @@ def build(spec: dict[str, Any], out: Path) -> Path:
                f"over the bandwidth of a copy of n values, measured at each n ({bandwidths} "
                "GB/s), and on the right the 16n bytes themselves.")
     return write_experiment(out, fusion_figure(rows, s["title"]), "fusion.png",
-                            ("fusion.json", {"setup": s, "rows": rows}), s["title"], caption)
+                            ("fusion.json", {"setup": s, "rows": rows}), s["title"], caption,
+                            findings(rows), command)

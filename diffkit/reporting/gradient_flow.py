@@ -24,6 +24,7 @@ import numpy as np
 from .. import data
 from ..bench.training import mean_norms, train_clipped
 from ..core import DiffkitError
+from .page import experiment_page
 from .spec import read_toml
 
 # --------------------------------------------------------------------------- figures
@@ -194,10 +195,42 @@ def run(spec: dict[str, Any], out: Path, only: list[str] | None = None,
     return [out / f"{f['name']}.png" for f in figures]
 
 
-def build(spec: dict[str, Any], out: Path) -> Path:
-    """Every figure of the spec, quietly, as ``diffkit report`` runs it; returns captions.md."""
+def findings(results: dict[str, Any]) -> list[str]:
+    """The opening summary, from the measured numbers: per profile, how much smaller the
+    input side's gradient is than the output side's; per clipping run, how it ended.
+
+    >>> findings({"p": {"plain/sigmoid": [1e-6, 1e-3, 1.0]},
+    ...           "c": {"no clipping": [{"overflow_at": 12, "accuracy": 0.5}]}})
+    ["p, plain/sigmoid: the first layer's gradient norm is 1e-06× the last's.", 'c, no clipping: 1 of 1 seeds overflow; accuracy 50%.']
+    """
+    out = []
+    for name, result in results.items():
+        if not isinstance(result, dict):
+            continue
+        for line, v in result.items():
+            if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+                out.append(f"{name}, {line}: the first layer's gradient norm is "
+                           f"{v[0] / v[-1]:.2g}× the last's.")
+            elif isinstance(v, list) and v and isinstance(v[0], dict):
+                over = sum(r["overflow_at"] is not None for r in v)
+                accs = [r["accuracy"] for r in v]
+                out.append(f"{name}, {line}: {over} of {len(v)} seeds overflow; accuracy "
+                           + (f"{min(accs):.0%}" if min(accs) == max(accs) else
+                              f"{min(accs):.0%}–{max(accs):.0%}") + ".")
+    return out
+
+
+def build(spec: dict[str, Any], out: Path, command: str = "") -> Path:
+    """Every figure of the spec, quietly, as ``diffkit report`` runs it, with its page;
+    returns ``index.html``."""
     run(spec, out, log=lambda line: None)
-    return out / "captions.md"
+    results = json.loads((out / "gradients.json").read_text())
+    figures = [{"name": f["name"], "title": f["title"], "caption": caption_text(f, spec["setup"])}
+               for f in spec["figure"]]
+    (out / "index.html").write_text(experiment_page(
+        spec.get("title", "Gradient flow"), findings(results), figures, out, "gradients.json",
+        command))
+    return out / "index.html"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from ..views.tables import html_table
 from . import which
 from .figures import INFO, cell, table_rows
+from .summary import summary
 
 Record = dict[str, Any]
 
@@ -57,20 +58,43 @@ def table(columns: tuple[str, ...] | list[str], rows: list[Record]) -> str:
                       ["" if r.get("status", "ok") == "ok" else "failed" for r in rows])
 
 
-def _data_url(png: Path) -> str:
-    """A PNG as a data URL, so the page needs no other file to show it."""
+def _image(png: Path) -> tuple[str, int]:
+    """A PNG as a data URL, so the page needs no other file to show it, and its width in
+    pixels (from its header; 960 where the file is missing)."""
     if not png.exists():
-        return png.name
-    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+        return png.name, 960
+    blob = png.read_bytes()
+    return ("data:image/png;base64," + base64.b64encode(blob).decode("ascii"),
+            int.from_bytes(blob[16:20], "big"))
 
 
 @functools.cache
-def _template() -> Any:
+def _template(name: str) -> Any:
     import jinja2  # only when a page is written
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("diffkit.reporting", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("report.html")
+    return env.get_template(name)
+
+
+def experiment_page(title: str, summary: list[str], figures: list[dict[str, str]],
+                    out: Path, numbers: str, command: str) -> str:
+    """The page of an experiment: its generated summary, then each figure (``name``,
+    ``title``, ``caption``; the PNG ``out/name.png`` embedded), the numbers file and the
+    machine.
+
+    >>> html = experiment_page("<T>", ["s"], [{"name": "f", "title": "t", "caption": "c"}],
+    ...                        Path("."), "n.json", "cmd")
+    >>> "&lt;T&gt;" in html and "n.json" in html and "<li>s</li>" in html
+    True
+    """
+    shown = []
+    for fig in figures:
+        image, width = _image(out / f"{fig['name']}.png")
+        shown.append({**fig, "png": f"{fig['name']}.png", "image": image, "width": width})
+    return _template("experiment.html").render(
+        title=title, summary=summary, figures=shown, numbers=numbers, command=command,
+        machine=machine())
 
 
 def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
@@ -88,15 +112,15 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
     for fig, rows in data.items():
         info, trows = INFO[fig], table_rows(fig, rows)
         text, mixed = where(rows)
+        image, width = _image(results.parent / f"{fig}.png")
         figures.append({"name": fig, "title": info.title, "explains": info.explains,
-                        "where": text, "mixed": mixed, "rows": len(trows),
-                        "image": _data_url(results.parent / f"{fig}.png"),
-                        "table": table(info.columns, trows)})
+                        "where": text, "mixed": mixed, "rows": len(trows), "image": image,
+                        "width": width, "table": table(info.columns, trows)})
     chosen_table = None if not chosen else {
         "title": which.TITLE, "explains": which.EXPLAINS,
         "table": table(which.COLUMNS, [which.display(r) for r in chosen])}
-    return _template().render(
-        title=spec["title"], description=spec["description"],
+    return _template("report.html").render(
+        title=spec["title"], description=spec["description"], summary=summary(data),
         generated=datetime.datetime.now().isoformat(timespec="seconds"), command=command,
         limits=spec["limits"], machine=machine(), results=results.name,
         unfinished=", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "none",

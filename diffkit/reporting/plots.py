@@ -58,8 +58,11 @@ class ShownFigure(Figure):
         return buf.getvalue()
 
 
+MIN_WIDTH = 6.4  # inches: 960 pixels at the reports' 150 dpi, a slide's width
+
+
 def _figure(width: float = 6.4, height: float = 4.2, ncols: int = 1) -> tuple[Figure, list]:
-    fig = ShownFigure(figsize=(width, height), layout="constrained")
+    fig = ShownFigure(figsize=(max(width, MIN_WIDTH), height), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, list(axes)

@@ -63,7 +63,25 @@ def memory_recompute_figure(rows: Sequence[Record], title: str = DEFAULTS["title
     return finished(fig, (mem, cpu), title)
 
 
-def build(spec: dict[str, Any], out: Path) -> Path:
+def findings(rows: Sequence[Record]) -> list[str]:
+    """The opening summary: at the longest loop, each strategy's memory and time against
+    the plain tape's.
+
+    >>> findings([{"strategy": "plain tape", "n": 8, "peak_bytes": 8e6, "seconds": 1.0},
+    ...           {"strategy": "revolve, 2 snapshots", "n": 8, "peak_bytes": 1e6,
+    ...            "seconds": 3.0}])
+    ["At n = 8 steps: revolve, 2 snapshots keeps 0.12× the plain tape's peak memory for 3× its time."]
+    """
+    n = max((r["n"] for r in rows), default=None)
+    at = {r["strategy"]: r for r in rows if r["n"] == n}
+    plain = at.get("plain tape")
+    return [] if plain is None else [
+        f"At n = {n:,} steps: {name} keeps {r['peak_bytes'] / plain['peak_bytes']:.2g}× the "
+        f"plain tape's peak memory for {r['seconds'] / plain['seconds']:.2g}× its time."
+        for name, r in at.items() if name != "plain tape"]
+
+
+def build(spec: dict[str, Any], out: Path, command: str = "") -> Path:
     """Measure, draw and write the figure, the numbers and the caption into ``out``."""
     s = {**DEFAULTS, **spec.get("setup", {})}
     out.mkdir(parents=True, exist_ok=True)
@@ -73,4 +91,4 @@ def build(spec: dict[str, Any], out: Path) -> Path:
                "through the first measured point; dotted: k stored states.")
     return write_experiment(out, memory_recompute_figure(rows, s["title"]),
                             "memory_vs_recompute.png", ("recompute.json", {"setup": s, "rows": rows}),
-                            s["title"], caption)
+                            s["title"], caption, findings(rows), command)

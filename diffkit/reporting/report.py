@@ -36,15 +36,16 @@ from ..bench.harness import EXTRA, FIELDS, read_results
 from ..core import DiffkitError
 from . import which
 from .figures import rendered
-from .page import page
+from .page import experiment_page, page
 from .runner import Progress, Record, Runner, run_all, run_on
 from .spec import EXPERIMENTS, experiment, load_spec, read_toml, to_toml
 
 
-def run_experiment(raw: dict[str, Any], out_dir: Path) -> Path:
-    """Run the spec's declared experiment into ``out_dir``; returns its main output file."""
+def run_experiment(raw: dict[str, Any], out_dir: Path, command: str) -> Path:
+    """Run the spec's declared experiment into ``out_dir`` (``command`` regenerates it);
+    returns its page, ``index.html``."""
     module, function = EXPERIMENTS[experiment(raw)].split(":")
-    return getattr(importlib.import_module(module), function)(raw, out_dir)
+    return getattr(importlib.import_module(module), function)(raw, out_dir, command)
 
 
 def two_panels() -> tuple[Any, tuple[Any, Any]]:
@@ -67,10 +68,10 @@ def finished(fig: Any, axes: tuple[Any, ...], title: str) -> Any:
 
 
 def write_experiment(out: Path, figure: Any, png: str, numbers: tuple[str, Any], title: str,
-                     caption: str) -> Path:
+                     caption: str, summary: list[str], command: str) -> Path:
     """A one-figure experiment's files in ``out``: the figure as ``png`` (110 dpi, then
-    closed), ``numbers`` = (file name, data) as JSON, and ``captions.md``; returns the
-    path of ``captions.md``."""
+    closed), ``numbers`` = (file name, data) as JSON, ``captions.md`` and ``index.html``
+    (opening with ``summary``, made from the measurements); returns the page's path."""
     import matplotlib.pyplot as plt
 
     figure.savefig(out / png, dpi=110)
@@ -79,7 +80,13 @@ def write_experiment(out: Path, figure: Any, png: str, numbers: tuple[str, Any],
     alt = Path(png).stem.replace("_", " ")
     (out / "captions.md").write_text(f"# {title}\n\n![{alt}]({png})\n\n{caption}\n",
                                      encoding="utf-8")
-    return out / "captions.md"
+    figures = [{"name": Path(png).stem, "title": title, "caption": caption}]
+    (out / "index.html").write_text(experiment_page(title, summary, figures, out, numbers[0],
+                                                    command))
+    return out / "index.html"
+
+
+
 
 
 def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Progress | None,
@@ -121,19 +128,19 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     raw = spec if isinstance(spec, dict) else read_toml(spec)
     if cluster is not None:
         _cluster_check(cluster, raw)
-    if experiment(raw):  # e.g. a training experiment, not harness cells
-        return run_experiment(raw, Path(out_dir))
-    s = load_spec(raw)
     out = Path(out_dir)
+    here = None if isinstance(spec, dict) else Path(spec)
+    command = (f"diffkit report {shlex.quote(str(here or out / 'spec.toml'))} "
+               f"-o {shlex.quote(str(out))}")
+    if experiment(raw):  # e.g. a training experiment, not harness cells
+        return run_experiment(raw, out, command)
+    s = load_spec(raw)
     out.mkdir(parents=True, exist_ok=True)
     run = Runner(out / "results.jsonl", s["limits"])
     data = _made(s, run, out, True, progress, cluster)
     chosen = which.rows(s["which"], run, progress)
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
-    here = None if isinstance(spec, dict) else Path(spec)
-    command = (f"diffkit report {shlex.quote(str(here or out / 'spec.toml'))} "
-               f"-o {shlex.quote(str(out))}")
     index = out / "index.html"
     index.write_text(page(s, data, command, run.path, chosen))
     return index
