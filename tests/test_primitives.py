@@ -34,6 +34,7 @@ from diffkit.backends.tensor import Tensor
 from diffkit.batching import Batched, BatchInterpreter, unbatch
 from diffkit.core import new_level
 from diffkit.primitives import table
+from diffkit.primitives.gather import At
 
 # ---------------------------------------------------------------- case table
 
@@ -276,6 +277,18 @@ SCATTER = {  # idx, target shape, shape of v
 for _cid, (_idx, _shape, _vs) in SCATTER.items():
     case("scatter_add", _cid, lambda r, i=_idx, s=_shape, v=_vs: Spec(
         [real(r, v)], {"idx": i, "shape": s}))
+
+GATHER = {  # template, index arrays, shape of x: the index travels as an argument
+    "vector": ((At(0),), [np.array([4, 0, 4, 1])], (5,)),
+    "column": ((_S, At(0), _S), [np.array([[2], [0]])], (4, 5, 3)),
+    "pair": ((At(0), _S, At(1)), [np.array([0, 3, 0]), np.array([1, 0, 2])], (4, 5, 3)),
+}
+for _cid, (_idx, _arrays, _sx) in GATHER.items():
+    case("gather", _cid, lambda r, i=_idx, a=_arrays, s=_sx: Spec(
+        [real(r, s)] + a, {"idx": i}, const=tuple(range(1, 1 + len(a)))))
+    _vs = np.empty(_sx)[tuple(_arrays[k.k] if isinstance(k, At) else k for k in _idx)].shape
+    case("scatter", _cid, lambda r, i=_idx, a=_arrays, s=_sx, v=_vs: Spec(
+        [real(r, v)] + a, {"idx": i, "shape": s}, const=tuple(range(1, 1 + len(a)))))
 
 for _shapes, _axis in [([(2, 3), (1, 3), (4, 3)], -2), ([(2, 1), (2, 3), (2, 2)], -1),
                        ([(2,), (3,), (1,)], -1), ([(2, 2, 3), (2, 1, 3), (2, 2, 3)], -2)]:
@@ -786,6 +799,10 @@ big("getitem", "big-slice", lambda r: Spec([real(r, (2,) + BIG)], {"idx": (1, sl
 big("getitem", "big-array", lambda r: Spec([real(r, BIG)], {"idx": (np.arange(96) % 7,)}))
 big("scatter_add", "big", lambda r: Spec([real(r, BIG)], {"idx": (np.arange(96) % 7,),
                                                           "shape": (7, 96)}))
+big("gather", "big", lambda r: Spec([real(r, BIG), np.arange(96) % 7], {"idx": (_S, At(0))},
+                                    const=(1,)))
+big("scatter", "big", lambda r: Spec([real(r, BIG), np.arange(96) % 7],
+                                     {"idx": (_S, At(0)), "shape": (96, 7)}, const=(1,)))
 big("concatenate", "big", lambda r: Spec([real(r, BIG), real(r, BIG), real(r, (3, 96))],
                                          {"axis": -2}))
 big("matmul", "big", lambda r: Spec([real(r, BIG), real(r, BIG)]))

@@ -19,6 +19,7 @@ from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
 from ..core import shape as _shape_of
 from ..primitives.compare import select
+from ..primitives.gather import At
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
 sin, cos, tan, arcsin, arccos, arctan = _p.sin, _p.cos, _p.tan, _p.arcsin, _p.arccos, _p.arctan
@@ -190,11 +191,9 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
 def getitem(x: Any, idx: Any) -> Any:
     """``x[idx]``: ints, slices, None, ``...``, integer and boolean arrays."""
     idx = idx if isinstance(idx, tuple) else (idx,)
-    if any(isinstance(i, Box) and i.batched for i in idx):
-        raise DiffkitError("vmap: indexing with a value that differs per example (x[i], x[mask]) "
-                           "is not supported yet; select with dnp.where or one-hot weights "
-                           "(dnp.sum(x * onehot)), or keep the index unmapped (in_axes=None)")
-    idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, Box, _np.ndarray)) else i
+    if any(isinstance(i, Box) for i in idx):
+        return _gather(x, idx)
+    idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, _np.ndarray)) else i
                 for i in idx)
     if any(isinstance(i, _np.ndarray) and i.dtype == object for i in idx):
         raise NotApplicable("the symbolic backend needs a closed form, but this function "
@@ -203,11 +202,41 @@ def getitem(x: Any, idx: Any) -> Any:
     return bind(_p.getitem, x, idx=idx)
 
 
-def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
-    """Join arrays along an existing axis."""
+def _gather(x: Any, idx: tuple) -> Any:
+    """``x[idx]`` where an index is itself a value (one per example under vmap): the index
+    arrays become arguments of a gather, the slices its template."""
+    if any(i is None or _np.asarray(primal(i)).dtype.kind not in "iu" and
+           not isinstance(i, slice) and i is not Ellipsis for i in idx):
+        raise DiffkitError("indexing with a computed index (x[i], i from argmax, argsort ...) "
+                           "takes integers, slices and ...; a mask or None there is not "
+                           "supported: select with dnp.where(mask, x, 0)")
+    explicit = len([i for i in idx if i is not Ellipsis])
+    spread: list = []
+    for i in idx:
+        spread += [slice(None)] * (ndim(x) - explicit) if i is Ellipsis else [i]
+    spread += [slice(None)] * (ndim(x) - len(spread))
+    arrays = [i for i in spread if not isinstance(i, slice)]
+    slots = iter(range(len(arrays)))
+    template = tuple(i if isinstance(i, slice) else At(next(slots)) for i in spread)
+    return bind(_p.gather, x, *[i if isinstance(i, Box) else _np.asarray(i) for i in arrays],
+                idx=template)
+
+
+def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Any:
+    """Join arrays along an existing axis (``axis=None``: flattened, as numpy).
+
+    >>> concatenate([_np.ones((2, 2)), _np.zeros(3)], axis=None).shape
+    (7,)
+    """
     xs = list(xs)
     if not xs:
         raise DiffkitError("concatenate needs at least one array")
+    if axis is None:
+        xs, axis = [reshape(x, (-1,)) for x in xs], 0
+    if len({ndim(x) for x in xs}) > 1:
+        raise DiffkitError("concatenate: the arrays have different numbers of axes ("
+                           + ", ".join(str(_shape_of(x)) for x in xs) + "); give them the same "
+                           "number, or axis=None to join them flattened")
     return bind(_p.concatenate, *xs, axis=_axes(xs[0], axis)[0])
 
 
