@@ -359,7 +359,7 @@ def symmetric_distinct(r: np.random.Generator, shape: tuple) -> np.ndarray:
 
 
 for _shape in [(3, 3), (2, 3, 3), (1, 1)]:
-    for _name in ("inv", "det", "logabsdet"):
+    for _name in ("inv", "det", "logabsdet", "adjugate"):
         case(_name, f"{_shape}", lambda r, s=_shape: Spec([well_conditioned(r, s)]))
     case("cholesky", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
     case("eigh", f"{_shape}", lambda r, s=_shape: Spec([symmetric_distinct(r, s)]))
@@ -374,6 +374,8 @@ def distinct_singular(r: np.random.Generator, shape: tuple) -> np.ndarray:
 
 for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1), (5, 2)]:
     case("svd", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
+for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1)]:
+    case("pinv", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)], {"rcond": None}))
 for _shape in [(3, 3), (5, 3), (2, 4, 3), (1, 1), (4, 1)]:
     case("qr", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
 # Fourier transforms of real inputs (complex inputs, which only come from other transforms
@@ -827,6 +829,8 @@ big("irfft", "big", lambda r: Spec([real(r, (96, 49))], {"axis": -1, "n": 96}))
 for _name in ("real", "imag", "conj"):
     big(_name, "big", lambda r: Spec([real(r, BIG)]))
 big("svd", "big", lambda r: Spec([distinct_singular(r, (12, 10))]))
+big("pinv", "big", lambda r: Spec([distinct_singular(r, (12, 10))], {"rcond": None}))
+big("adjugate", "big", lambda r: Spec([well_conditioned(r, (12, 12)) / 12]))
 big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
 

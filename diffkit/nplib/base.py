@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as _np
-from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis,  # noqa: F401
+from numpy import (arange, e, eye, float32, float64, inf, nan, newaxis,  # noqa: F401
                    ones, ones_like, pi, zeros, zeros_like)
 
 from .. import primitives as _p
@@ -126,16 +126,32 @@ def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False
     return sum(x, axes, keepdims=keepdims) / count
 
 
-def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-    """log(sum(exp(x))) computed without overflow; -inf over no entries (as SciPy and JAX).
+def logsumexp(x: Any, axis: int | Sequence[int] | None = None, b: Any = None,
+              keepdims: bool = False, return_sign: bool = False) -> Any:
+    """log(sum(b * exp(x))) computed without overflow; -inf over no entries (as SciPy and
+    JAX). With weights ``b`` of either sign the sum may be negative: ``return_sign=True``
+    gives ``(log|sum|, sign)``, else its log is nan (as SciPy).
 
     >>> float(logsumexp(zeros(0)))
     -inf
+    >>> [round(float(v), 12) for v in logsumexp(_np.log([1.0, 4.0]), b=_np.array([2.0, -1.0]),
+    ...                                         return_sign=True)]
+    [0.69314718056, -1.0]
     """
     axes = _axes(x, axis)
-    if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
-        return sum(x, axes, keepdims=keepdims) - inf
-    return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
+    if b is None and not return_sign:
+        if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
+            return sum(x, axes, keepdims=keepdims) - inf
+        return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
+    shift = max(x, axes, keepdims=True) if all(_shape_of(x)[a] for a in axes) else 0.0
+    shift = where(_np.isfinite(primal(shift)), shift, 0.0)
+    total = sum((1.0 if b is None else b) * exp(x - shift), axes, keepdims=True)
+    out = (log(abs(total)) if return_sign else log(total)) + shift
+    out = out if keepdims else reshape(out, _shape_of(sum(total, axes)))
+    if not return_sign:
+        return out
+    sign = _np.sign(primal(total))
+    return out, sign if keepdims else _np.reshape(sign, _shape_of(out))
 
 
 def reshape(x: Any, shape: int | Sequence[int], order: str = "C", *, copy: bool | None = None,
@@ -238,6 +254,31 @@ def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Any:
                            + ", ".join(str(_shape_of(x)) for x in xs) + "); give them the same "
                            "number, or axis=None to join them flattened")
     return bind(_p.concatenate, *xs, axis=_axes(xs[0], axis)[0])
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop``, as numpy; traced endpoints
+    keep their derivative (d/d start = 1 - t, d/d stop = t at the fraction t of the way).
+
+    >>> linspace(0.0, 1.0, 3)
+    array([0. , 0.5, 1. ])
+    """
+    if not isinstance(start, Box) and not isinstance(stop, Box):
+        return _np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    if axis != 0:
+        raise DiffkitError("linspace with traced endpoints takes axis=0 only; move the axis "
+                           "afterwards with dnp.moveaxis")
+    num = int(num)
+    rank = len(_np.broadcast_shapes(_shape_of(start), _shape_of(stop)))
+    div = num - 1 if endpoint else num
+    delta = stop - start
+    step = delta / div if div > 0 else delta * nan
+    steps = _np.arange(num, dtype=float).reshape((num,) + (1,) * rank)
+    y = steps * step + start if div > 0 else steps * delta + start
+    if endpoint and num > 1:  # the last value is stop itself, as numpy's
+        y = concatenate([getitem(y, slice(None, -1)), expand_dims(stop + 0.0 * start, 0)])
+    return (y, step) if retstep else y
 
 
 def stack(xs: Sequence[Any], axis: int = 0) -> Any:

@@ -159,7 +159,10 @@ def dsplit(x: Any, sections: int | Sequence[int]) -> list[Any]:
 
 
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
-    """Reverse the order of entries along ``axis`` (all axes by default)."""
+    """Reverse the order of entries along ``axis`` (all axes by default; a 0-d value is
+    its own reverse)."""
+    if ndim(x) == 0 and axis is None:
+        return x if isinstance(x, Box) else np.asarray(x)
     axes = {a + ndim(x) for a in _axes(x, axis)}
     return getitem(x, tuple(slice(None, None, -1) if a in axes else ALL for a in range(ndim(x))))
 
