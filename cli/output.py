@@ -60,7 +60,8 @@ def _cell(v: Any) -> str:
 
 
 STATUS_STYLES = {"ok": "green", "n/a": "dim", "domain": "yellow", "nonfinite": "yellow",
-                 "timeout": "red", "oom": "red", "error": "red"}
+                 "kink": "yellow", "inaccurate": "red", "timeout": "red", "oom": "red",
+                 "error": "red"}
 
 
 def width() -> int:

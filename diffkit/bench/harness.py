@@ -34,8 +34,8 @@ from .verdict import judge, why_nonfinite
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
-EXTRA = ("kind", "x", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
-         "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
+EXTRA = ("kind", "x", "n", "depth", "error_rule", "tolerance", "reference_method", "time_spread_s",
+         "f_time_s", "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
          "graph_passes", "fusion")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse", "compiled")
 
@@ -163,7 +163,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             at: dict[str, Any] | None = None, n: int | None = None, depth: int | None = None,
             timeout: float = 60.0, memory_mb: float | None = 2048, repeat: int = 5,
             results: str | os.PathLike | None = None, reference: bool = True,
-            progress: Callable[[str], None] | None = None, cluster: Any = None) -> Comparison:
+            progress: Callable[[str], None] | None = None, cluster: Any = None,
+            rtol: float | None = None) -> Comparison:
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
@@ -173,6 +174,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     for time and memory sweeps on inputs too large for it. With ``cluster``
     (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
     the backends are measured as parallel Dask tasks, after the reference (computed here).
+    A cell whose error is above ``rtol`` (default: what its method promises) is
+    ``inaccurate``; at a point where f has no derivative every cell is ``kink``.
     """
     if isinstance(cluster, str):  # connect first: a bad address fails before anything runs
         from .cluster import using
@@ -181,7 +184,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             return compare(f, *args, backends=backends, at=at, n=n, depth=depth,
                            timeout=timeout, memory_mb=memory_mb, repeat=repeat,
                            results=results, reference=reference, progress=progress,
-                           cluster=opened)
+                           cluster=opened, rtol=rtol)
     target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend_from_spec(b) if isinstance(b, str) else b for b in specs]
@@ -218,7 +221,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
         else:
             row = judge(run_isolated(lambda: measure(target.f, target.x, kind, be,
                                                      ref.get("derivative"), repeat), **limits),
-                        target.x, ref, explain)
+                        target.x, ref, explain, rtol)
         return {**base, "backend": label(be), "kind": kind,
                 "reference_method": ref.get("method"), **row}
 
@@ -266,4 +269,4 @@ def _reference(target: Target) -> dict[str, Any]:
 
     r = reference(target.f, target.x, target.kind)
     return {"method": r.method, "value": np.asarray(r.value).tolist(),
-            "derivative": np.asarray(r.derivative).tolist()}
+            "derivative": np.asarray(r.derivative).tolist(), "kink": r.kink}
