@@ -28,9 +28,9 @@ import numpy as np
 
 from ..backends import Backend, backend_from_spec, label
 from .cells import run_isolated
-from .measure import measure
+from .celltask import CellTask, Work, measure_cell, portable
 from .targets import Target, kind_for, find_target
-from .verdict import judge, why_nonfinite
+from .verdict import why_nonfinite
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
@@ -214,16 +214,18 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
                 target.f, target.x, derivative)}, **limits).get("why", "")
         return reasons[derivative]
 
-    def cell(be: Backend) -> dict[str, Any]:
-        if kind is None:
-            row = {"status": probe["status"], "message": f"the function itself failed: "
-                                                        f"{probe.get('message')}"}
-        else:
-            row = judge(run_isolated(lambda: measure(target.f, target.x, kind, be,
-                                                     ref.get("derivative"), repeat), **limits),
-                        target.x, ref, explain, rtol)
+    def task(be: Backend) -> CellTask:  # plain data: a cluster's worker rebuilds the rest
+        return CellTask(f, at, n, depth, point, kind, portable(be), ref, limits, repeat, rtol)
+
+    def row_of(be: Backend, row: dict[str, Any]) -> dict[str, Any]:
         return {**base, "backend": label(be), "kind": kind,
                 "reference_method": ref.get("method"), **row}
+
+    def cell(be: Backend) -> dict[str, Any]:
+        if kind is None:
+            return row_of(be, {"status": probe["status"],
+                               "message": f"the function itself failed: {probe.get('message')}"})
+        return row_of(be, measure_cell(task(be), target, explain))
 
     def keep(row: dict[str, Any]) -> None:
         done[_key(row)] = row
@@ -238,7 +240,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     else:
         from .cluster import Job
 
-        cluster.run([Job(f"{target.name} · {label(be)}", lambda be=be: [cell(be)],
+        cluster.run([Job(f"{target.name} · {label(be)}", Work(task(be), row_of(be, {}))
+                         if kind is not None else lambda be=be: [cell(be)],
                          lambda be=be: [{**base, "backend": label(be)}]) for be in todo],
                     lambda job, rows: keep(rows[0]), progress)
     out.rows = [done[_key({**base, "backend": label(be)})] for be in chosen]
