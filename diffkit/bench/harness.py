@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import Backend, backend_from_spec, label
+from ..core import DiffkitError
 from .cells import run_isolated
 from .celltask import CellTask, Work, measure_cell, portable
 from .targets import Target, kind_for, find_target
@@ -197,7 +198,9 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
 
     kind, probe = target.kind, None
     if kind is None and todo:
-        probe = run_isolated(lambda: {"kind": kind_for(target.x, target.f(target.x))}, **limits)
+        probe = run_isolated(lambda: _probe(target), **limits)
+        if "usage" in probe:  # e.g. f returns a string: one line, nothing measured
+            raise DiffkitError(probe["usage"])
         kind = probe.get("kind")
     target = Target(target.name, target.f, target.x, kind, target.closed_form)
     ref: dict[str, Any] = {"method": None, "message": "reference skipped"}
@@ -248,6 +251,16 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     if out.kind is None and out.rows:
         out.kind = out.rows[0].get("kind")
     return out
+
+
+def _probe(target: Target) -> dict[str, Any]:
+    """The kind of derivative f asks for at its point (f run once), or what is wrong with
+    its output as a ``usage`` sentence."""
+    out = target.f(target.x)
+    try:
+        return {"kind": kind_for(target.x, out)}
+    except DiffkitError as exc:
+        return {"usage": str(exc)}
 
 
 def _key(record: dict[str, Any]) -> tuple:

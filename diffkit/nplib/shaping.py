@@ -20,7 +20,7 @@ import builtins
 import numpy as np
 
 from .. import primitives as _p
-from ..core import Box, DiffkitError, NotApplicable, bind, ndim, primal, shape
+from ..core import Box, DiffkitError, bind, ndim, primal, shape
 from .byvalue import flat_axis, per_example
 from .base import (_axes, broadcast_to, concatenate, expand_dims, getitem, reshape, sum,  # noqa: A004
                      transpose, where)
