@@ -29,6 +29,9 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
               help="MB of memory per cell before it is stopped")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="timing repeats (median reported)")
+@click.option("--rtol", type=click.FloatRange(min=0.0), help="the largest relative error a "
+              "cell may have and be ok (default: what each method promises); above it the "
+              "cell is inaccurate")
 @click.option("--results", type=click.Path(dir_okay=False), callback=writable,
               help="JSON Lines file: each finished cell is appended; a rerun resumes")
 @cluster_option
@@ -36,7 +39,7 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @output_option
 @quiet_option
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
-            timeout: float, memory: float, repeat: int, results: str | None,
+            timeout: float, memory: float, repeat: int, rtol: float | None, results: str | None,
             cluster: str | None, fmt: str, output: str | None, quiet: bool) -> None:
     """Measure each backend on FUNC: its derivative, the error against a high-precision
     reference, setup and per-call time, cost ratio time(derivative)/time(f), peak memory,
@@ -45,8 +48,9 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
     Each cell runs in its own process under --timeout and --memory: a hang or an
     explosion becomes a row with status timeout / oom / error, and the rest go on. A
     point outside f's domain is status domain; a derivative that is not finite there,
-    nonfinite. The exit status is 0 when every cell is ok (or n/a: the method does not
-    apply), 1 when some cell is not, 2 for a usage error.
+    nonfinite; an error above what the method promises (or --rtol), inaccurate; a point
+    where f has no derivative (|x| at 0), kink. The exit status is 0 when every cell is
+    ok (or n/a: the method does not apply), 1 when some cell is not, 2 for a usage error.
 
     \b
     Examples:
@@ -66,7 +70,7 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
     try:
         result = run(func, backends=specs, at=parse_at(at) if at else None, n=dim, depth=depth,
                      timeout=timeout, memory_mb=memory, repeat=repeat, results=results,
-                     progress=progress.step, cluster=cluster)
+                     progress=progress.step, cluster=cluster, rtol=rtol)
     finally:
         progress.close()
     records = result.records()

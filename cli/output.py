@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,9 +34,49 @@ def writable(ctx: click.Context | None, param: click.Parameter | None, path: str
     why = ("no such folder " + folder if not os.path.isdir(folder) else
            "it is a folder" if os.path.isdir(path) else
            "permission denied" if not os.access(path if os.path.exists(path) else folder,
-                                                 os.W_OK) else None)
+                                                 os.W_OK) else _tried(path))
     if why:
         raise click.BadParameter(f"cannot write {path}: {why}", ctx=ctx, param=param)
+    return path
+
+
+def _tried(path: str) -> str | None:
+    """Why opening ``path`` to append fails (a file made for the try is removed again);
+    None if it opens: some folders (/proc) pass os.access yet refuse every new file."""
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    if not existed:
+        os.remove(path)
+    return None
+
+
+def writable_folder(ctx: click.Context | None, param: click.Parameter | None,
+                    path: str | None) -> str | None:
+    """A click callback: fail before measuring if files cannot be made in the folder
+    ``path`` (made later if it does not exist yet).
+
+    >>> writable_folder(None, None, "/proc/rep")
+    Traceback (most recent call last):
+    ...
+    click.exceptions.BadParameter: cannot write into /proc/rep: no such file or directory
+    """
+    if not path:
+        return path
+    nearest = os.path.abspath(path)
+    while not os.path.exists(nearest):
+        nearest = os.path.dirname(nearest)
+    why = None if os.path.isdir(nearest) else f"{nearest} is a file"
+    if why is None:
+        try:
+            os.rmdir(tempfile.mkdtemp(dir=nearest))
+        except OSError as exc:
+            why = (exc.strerror or str(exc)).lower()
+    if why:
+        raise click.BadParameter(f"cannot write into {path}: {why}", ctx=ctx, param=param)
     return path
 
 
@@ -60,7 +101,8 @@ def _cell(v: Any) -> str:
 
 
 STATUS_STYLES = {"ok": "green", "n/a": "dim", "domain": "yellow", "nonfinite": "yellow",
-                 "timeout": "red", "oom": "red", "error": "red"}
+                 "kink": "yellow", "inaccurate": "red", "timeout": "red", "oom": "red",
+                 "error": "red"}
 
 
 def width() -> int:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from .output import Progress, cluster_option, quiet_option
+from .output import Progress, cluster_option, quiet_option, writable_folder
 
 @click.command()
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False),
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), callback=writable_folder,
               help="output folder (default: out/<spec name>); a rerun into the same folder "
               "resumes from its results.jsonl")
 @click.option("--gallery", is_flag=True, help="write only the figures as small PNGs, "

@@ -136,6 +136,13 @@ class Interpreter:
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         raise NotImplementedError
 
+    def closed(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        """``prim`` on a box of this level after the level ended: an error by default."""
+        raise DiffkitError(
+            f"a traced value escaped its transform and was used in {prim.name}(): "
+            "return values out of the differentiated function instead of storing them "
+            "(e.g. use has_aux=True)")
+
 
 _levels: list[Interpreter] = []
 
@@ -196,11 +203,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         xp = _namespace[0]
         return prim.impl(*args, **params) if xp is None else prim.portable(xp, *args, **params)
     if not top.alive:
-        raise DiffkitError(
-            f"a traced value escaped its transform and was used in {prim.name}(): "
-            "return values out of the differentiated function instead of storing them "
-            "(e.g. use has_aux=True)"
-        )
+        return top.closed(prim, args, params)
     return top.process(prim, args, params)
 
 

@@ -9,7 +9,31 @@ import numpy as np
 import pytest
 
 import diffkit as dk
+from diffkit.bench.targets import find_target
 from diffkit.core import DiffkitError
+
+
+def rosenbrock_gradient(x: np.ndarray) -> np.ndarray:
+    """sum 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2, differentiated by hand."""
+    r = x[1:] - x[:-1] ** 2
+    g = np.zeros_like(x)
+    g[:-1] += -400.0 * x[:-1] * r - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * r
+    return g
+
+
+def relative(d: np.ndarray, exact: np.ndarray) -> float:
+    return float(np.max(np.abs(np.asarray(d) - exact)) / np.max(np.abs(exact)))
+
+
+def assert_errors_are_measured(a: dk.Advice, exact: np.ndarray) -> None:
+    """Each measured method's error is its distance to the hand-written derivative."""
+    judged = [c for c in a.candidates if c.derivative is not None]
+    assert len(judged) >= 5, [c.method for c in judged]
+    for c in judged:
+        assert c.error == pytest.approx(relative(c.derivative, exact), rel=1e-6, abs=5e-16), \
+            c.method
+        assert c.error_basis == "against the reference"
 
 
 def test_many_inputs_one_output_is_reverse_mode_with_its_reasons() -> None:
@@ -17,6 +41,10 @@ def test_many_inputs_one_output_is_reverse_mode_with_its_reasons() -> None:
     assert (a.n, a.m, a.kind) == (300, 1, "grad")
     assert a.best.method in ("reverse", "compiled")  # both reverse mode; compiled if it pays
     by = {c.method: c for c in a.candidates}
+    x = np.asarray(find_target("rosenbrock", n=300).x)
+    exact = rosenbrock_gradient(x)
+    assert_errors_are_measured(a, exact)
+    assert relative(a.best.derivative, exact) < 1e-14
     assert by["reverse"].error < 1e-14 and by["forward"].error < 1e-14
     assert 1e-13 < by["numeric[method=central]"].error < 1e-6  # truncation vs round-off
     assert by["numeric[method=forward]"].error > by["numeric[method=central]"].error
@@ -24,6 +52,51 @@ def test_many_inputs_one_output_is_reverse_mode_with_its_reasons() -> None:
     assert "n = 300 inputs and m = 1 output" in text and "cheap-gradient" in text
     assert a.facts["tape_ops"] > 0 and a.facts["tape_bytes"] > 0
     assert json.loads(a.to_json())["best"]["method"] == a.best.method
+
+
+def test_every_method_is_judged_against_the_closed_form_not_against_ad() -> None:
+    """sin(x1) exp(x2): gradient (cos(x1) exp(x2), sin(x1) exp(x2)). An AD rule that were
+    1 % off would show here as a 1e-2 error, and AD would not be recommended."""
+    a = dk.advise("sin(x1) * exp(x2)", at={"x1": 0.7, "x2": 0.3}, budget_s=120)
+    exact = np.array([np.cos(0.7) * np.exp(0.3), np.sin(0.7) * np.exp(0.3)])
+    assert_errors_are_measured(a, exact)
+    by = {c.method: c for c in a.candidates}
+    for way in ("reverse", "forward", "compiled", "symbolic"):
+        assert relative(by[way].derivative, exact) < 1e-14, way
+    assert 1e-13 < by["numeric[method=central]"].error < 1e-6
+    assert a.best.method in ("reverse", "forward", "compiled")  # exact, and cheap at n = 2
+    assert relative(a.best.derivative, exact) < 1e-14
+
+
+def test_without_a_reference_advise_says_the_ad_error_was_not_measured() -> None:
+    def looped(x):  # a Python loop on values: no closed form for the reference to read
+        import diffkit.numpy as dnp
+        y = x
+        while dnp.max(dnp.abs(y)) > 0.1:
+            y = dnp.sin(y) * 0.5
+        return dnp.sum(y * y)
+
+    a = dk.advise(looped, np.array([0.9, -0.4]), budget_s=60)
+    if a.facts["reference"].startswith("none"):
+        ad = [c for c in a.candidates if c.method == "reverse"][0]
+        assert ad.error_basis.startswith("not measured")
+        assert "not a measurement" in str(a)
+    else:  # the local closed form read it: then it is judged like any other
+        assert all(c.error_basis == "against the reference" for c in a.candidates
+                   if c.derivative is not None)
+
+
+def test_a_function_that_raises_is_blamed_in_one_line(capsys, tmp_path: Path) -> None:
+    from diffkit_cli.main import main
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    raise RuntimeError('boom')\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["advise", f"{bad}:f"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1
+    assert "the function itself failed at x = 1: RuntimeError: boom" in err[0]
+    assert "internal error" not in err[0]
 
 
 def test_a_black_box_gets_finite_differences_and_says_why() -> None:
@@ -66,9 +139,19 @@ def test_cli_prints_the_table_the_recommendation_and_verifies(capsys) -> None:
     main(["advise", "log(x1) + x1*x2 - sin(x2)", "--at", "x1=2,x2=5", "--calls", "1", "--verify"])
     out = capsys.readouterr().out
     assert "Recommended:" in out and "Why:" in out and "Verified" in out
+    a = dk.advise("log(x1) + x1*x2 - sin(x2)", at={"x1": 2.0, "x2": 5.0}, calls=1, verify=True)
+    exact = np.array([1 / 2.0 + 5.0, 2.0 - np.cos(5.0)])
+    for v in a.verified:  # the measured error is the distance to the hand-written gradient
+        c = next(c for c in a.candidates if c.method == v["method"])
+        assert v["status"] == "ok"
+        assert v["measured_error"] == pytest.approx(relative(c.derivative, exact), rel=1e-3,
+                                                    abs=5e-16)
+        assert v["predicted_error"] == pytest.approx(v["measured_error"], rel=1e-3, abs=1e-16)
     main(["advise", "exp", "--format", "json"])
     data = json.loads(capsys.readouterr().out)
-    assert data["best"]["error"] <= 1e-8 and data["n"] == 1
+    assert data["n"] == 1 and data["best"]["error"] <= 1e-8
+    best = next(c for c in dk.advise("exp").candidates if c.method == data["best"]["method"])
+    assert relative(best.derivative, np.exp(find_target("exp").x)) <= 1e-8
     with pytest.raises(SystemExit) as exc:
         main(["advise", "exp", "--memory", "lots"])
     assert exc.value.code == 2 and "not a size" in capsys.readouterr().err

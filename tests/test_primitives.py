@@ -34,6 +34,7 @@ from diffkit.interpreters.tensor import Tensor
 from diffkit.interpreters.batching import Batched, BatchInterpreter, unbatch
 from diffkit.core import new_level
 from diffkit.primitives import table
+from diffkit.primitives.gather import At
 
 # ---------------------------------------------------------------- case table
 
@@ -277,6 +278,18 @@ for _cid, (_idx, _shape, _vs) in SCATTER.items():
     case("scatter_add", _cid, lambda r, i=_idx, s=_shape, v=_vs: Spec(
         [real(r, v)], {"idx": i, "shape": s}))
 
+GATHER = {  # template, index arrays, shape of x: the index travels as an argument
+    "vector": ((At(0),), [np.array([4, 0, 4, 1])], (5,)),
+    "column": ((_S, At(0), _S), [np.array([[2], [0]])], (4, 5, 3)),
+    "pair": ((At(0), _S, At(1)), [np.array([0, 3, 0]), np.array([1, 0, 2])], (4, 5, 3)),
+}
+for _cid, (_idx, _arrays, _sx) in GATHER.items():
+    case("gather", _cid, lambda r, i=_idx, a=_arrays, s=_sx: Spec(
+        [real(r, s)] + a, {"idx": i}, const=tuple(range(1, 1 + len(a)))))
+    _vs = np.empty(_sx)[tuple(_arrays[k.k] if isinstance(k, At) else k for k in _idx)].shape
+    case("scatter", _cid, lambda r, i=_idx, a=_arrays, s=_sx, v=_vs: Spec(
+        [real(r, v)] + a, {"idx": i, "shape": s}, const=tuple(range(1, 1 + len(a)))))
+
 for _shapes, _axis in [([(2, 3), (1, 3), (4, 3)], -2), ([(2, 1), (2, 3), (2, 2)], -1),
                        ([(2,), (3,), (1,)], -1), ([(2, 2, 3), (2, 1, 3), (2, 2, 3)], -2)]:
     case("concatenate", f"{_shapes}-axis{_axis}",
@@ -346,7 +359,7 @@ def symmetric_distinct(r: np.random.Generator, shape: tuple) -> np.ndarray:
 
 
 for _shape in [(3, 3), (2, 3, 3), (1, 1)]:
-    for _name in ("inv", "det", "logabsdet"):
+    for _name in ("inv", "det", "logabsdet", "adjugate"):
         case(_name, f"{_shape}", lambda r, s=_shape: Spec([well_conditioned(r, s)]))
     case("cholesky", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
     case("eigh", f"{_shape}", lambda r, s=_shape: Spec([symmetric_distinct(r, s)]))
@@ -361,6 +374,8 @@ def distinct_singular(r: np.random.Generator, shape: tuple) -> np.ndarray:
 
 for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1), (5, 2)]:
     case("svd", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
+for _shape in [(3, 3), (4, 3), (3, 4), (2, 4, 3), (1, 1)]:
+    case("pinv", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)], {"rcond": None}))
 for _shape in [(3, 3), (5, 3), (2, 4, 3), (1, 1), (4, 1)]:
     case("qr", f"{_shape}", lambda r, s=_shape: Spec([distinct_singular(r, s)]))
 # Fourier transforms of real inputs (complex inputs, which only come from other transforms
@@ -786,6 +801,10 @@ big("getitem", "big-slice", lambda r: Spec([real(r, (2,) + BIG)], {"idx": (1, sl
 big("getitem", "big-array", lambda r: Spec([real(r, BIG)], {"idx": (np.arange(96) % 7,)}))
 big("scatter_add", "big", lambda r: Spec([real(r, BIG)], {"idx": (np.arange(96) % 7,),
                                                           "shape": (7, 96)}))
+big("gather", "big", lambda r: Spec([real(r, BIG), np.arange(96) % 7], {"idx": (_S, At(0))},
+                                    const=(1,)))
+big("scatter", "big", lambda r: Spec([real(r, BIG), np.arange(96) % 7],
+                                     {"idx": (_S, At(0)), "shape": (96, 7)}, const=(1,)))
 big("concatenate", "big", lambda r: Spec([real(r, BIG), real(r, BIG), real(r, (3, 96))],
                                          {"axis": -2}))
 big("matmul", "big", lambda r: Spec([real(r, BIG), real(r, BIG)]))
@@ -810,6 +829,8 @@ big("irfft", "big", lambda r: Spec([real(r, (96, 49))], {"axis": -1, "n": 96}))
 for _name in ("real", "imag", "conj"):
     big(_name, "big", lambda r: Spec([real(r, BIG)]))
 big("svd", "big", lambda r: Spec([distinct_singular(r, (12, 10))]))
+big("pinv", "big", lambda r: Spec([distinct_singular(r, (12, 10))], {"rcond": None}))
+big("adjugate", "big", lambda r: Spec([well_conditioned(r, (12, 12)) / 12]))
 big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
 

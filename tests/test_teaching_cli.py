@@ -59,7 +59,7 @@ def test_rules_and_show(capsys):
     code, _, err = run(capsys, "rules", "sn")
     assert code == 2 and "did you mean sin" in err
     code, out, _ = run(capsys, "rules", "--list")
-    assert code == 0 and "linear algebra: cholesky, det, eigh" in out and "contraction: einsum" in out
+    assert code == 0 and "linear algebra: adjugate, cholesky, det, eigh" in out and "contraction: einsum" in out
     assert "linalg (dnp.linalg): cholesky" in out and "statistics: amax, amin, average" in out
     code, out, _ = run(capsys, "show", "x^2 * sin(x)", "--at", "x=1")
     assert code == 0 and "x**2*cos(x) + 2*x*sin(x)" in out and "\\cos" in out

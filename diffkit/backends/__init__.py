@@ -122,6 +122,17 @@ class Backend:
         per ``static`` and array shapes, the arrays its inputs (new data, no new program)."""
         return call
 
+    def tolerance(self, kind: str) -> float:
+        """The relative error this method promises against the exact derivative of ``kind``
+        (``derivative``, ``grad``, ``jacobian``, ``hessian``); a larger one is reported as
+        ``inaccurate``. Exact methods (AD, symbolic) promise rounding error, with room for
+        functions that amplify it.
+
+        >>> backend("forward").tolerance("grad")
+        1e-08
+        """
+        return 1e-8
+
     def stats(self, fun: Fun, x: Any) -> dict[str, Any]:
         """What this backend measured of its latest derivative of ``fun`` at ``x``, beyond
         time and memory: keys of :data:`STATS` (none by default)."""

@@ -24,6 +24,12 @@ from . import finite_diff as fd
 from . import Backend
 
 
+# relative error each method promises at the default step on a smooth function (step h,
+# error ~ h + eps/h one-sided, h^2 + eps/h central, eps for the complex step), with room
+PROMISES = {"forward": 1e-4, "backward": 1e-4, "central": 1e-5, "richardson": 1e-7,
+            "complex": 1e-10}
+
+
 class NumericBackend(Backend):
     """Finite differences: n+1 or 2n evaluations per gradient, error from truncation vs
     round-off."""
@@ -44,6 +50,13 @@ class NumericBackend(Backend):
         else:
             self.last = engine(fun, x, method=o["method"], step=o["step"], order=o["order"], **extra)
         return self.last.value
+
+    def tolerance(self, kind: str) -> float:
+        """What finite differences promise with the default steps: the truncation and
+        round-off balance of each method (a Hessian differences twice)."""
+        if kind == "hessian":
+            return 1e-3
+        return PROMISES[self.options["method"]]
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         value, aux, scalar = self.call_on_arrays(fun, x, has_aux)

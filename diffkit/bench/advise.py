@@ -4,9 +4,10 @@ A few seconds of probing on the user's own function: its numbers of inputs ``n``
 outputs ``m``, the cost of one call, whether automatic differentiation can trace it
 (a black box that calls plain numpy cannot be), whether it is noisy or has a kink near
 the point; then each way of differentiating that fits in the time budget is run once
-in an isolated cell (setup, per-call time, size, memory), and its error is estimated
-against an automatic-differentiation derivative (exact to rounding) or, for a black
-box, by comparing finite-difference methods. The recommendation is the cheapest method
+in an isolated cell (setup, per-call time, size, memory), and its error is measured
+against the high-precision reference (:mod:`diffkit.bench.reference`, which shares no
+derivative rule with the backends); where there is none (a black box, no closed form),
+it is estimated by comparing methods, and the advice says so. The recommendation is the cheapest method
 whose error meets ``accuracy``, counting setup over ``calls`` calls, with the runner-up
 and the reasons in sentences tied to the figures (the rules of the AD literature:
 n vs m, the cheap-gradient principle, truncation vs round-off, expression swell, tape
@@ -38,7 +39,9 @@ from .cells import run_isolated
 from .harness import compare
 from .measure import TRANSFORMS, error_against
 from .probes import peak_bytes, timed
+from .reference import reference
 from .targets import Target, find_target, kind_for
+from .verdict import point_text
 
 AD = ("reverse", "forward", "compiled")
 NOISE = 1.25  # costs this close are a tie on a shared machine
@@ -274,7 +277,12 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
                            "--accuracy 1e-8")
     t = find_target(f, at=at, n=n, depth=depth, x=x)
     started = time.perf_counter()
-    y = t.f(t.x)
+    try:
+        y = t.f(t.x)
+    except Exception as exc:  # the user's function: blame it, in one line (as compare does)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise DiffkitError(f"the function itself failed at x = {point_text(t.x)}: "
+                           f"{type(exc).__name__}: {first}"[:300]) from None
     kind = t.kind or kind_for(t.x, y)
     n_in, m_out = int(np.size(t.x)), int(np.size(y))
     f_time, _ = timed(lambda: t.f(t.x), repeat=3, min_time=0.01)
@@ -308,7 +316,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
                                          "was spent"))
             continue
         candidates.append(_measure(t, kind, spec, min(per_cell, remaining), memory_mb))
-    _estimate_errors(candidates)
+    exact, facts["reference"] = _reference(t, kind, max(5.0, budget_s))
+    _estimate_errors(candidates, exact)
     facts["kink_near_x"] = _kink(t)
     fits = [c for c in candidates if c.status == "ok" and c.error is not None
             and c.error <= accuracy and c.time_s is not None
@@ -360,18 +369,40 @@ def _break_even(fits: list[Candidate]) -> int | None:
     return max(1, math.ceil((comp.setup_s - eager.setup_s) / saved)) if saved > 0 else None
 
 
-def _estimate_errors(candidates: list[Candidate]) -> None:
-    """Error of each measured derivative: against an AD one (exact to rounding), or for a
-    black box, central differences against Richardson and Richardson against the complex
-    step (each the better method's estimate of the worse one's error)."""
+def _reference(t: Target, kind: str, timeout: float) -> tuple[Any, str]:
+    """The 40-digit reference derivative (independent of every backend's rules) and how it
+    was had, or ``None`` and why not (no closed form, too slow), in an isolated cell."""
+    def job() -> dict:
+        r = reference(t.f, t.x, kind)
+        return {"derivative": np.asarray(r.derivative, dtype=float), "method": r.method}
+
+    out = run_isolated(job, timeout=timeout)
+    if out.get("status") != "ok":
+        why = {"timeout": f"it took longer than {timeout:g} s"}.get(out["status"], out.get(
+            "message", "").split(": ", 1)[-1] or out["status"])
+        return None, f"none ({why})"
+    return out["derivative"], out["method"]
+
+
+def _estimate_errors(candidates: list[Candidate], exact: Any = None) -> None:
+    """Error of each measured derivative against the high-precision reference ``exact``.
+    Without one (no closed form), estimates that say so: AD methods by their agreement
+    with each other (not a measured error), the others against an AD one, or for a black
+    box, central differences against Richardson and Richardson against the complex step
+    (each the better method's estimate of the worse one's error)."""
     by = {c.method: c for c in candidates if c.derivative is not None}
+    if exact is not None:
+        for c in by.values():
+            c.error, c.error_basis = error_against(c.derivative, exact)[0], "against the reference"
+        return
     ad = [by[m] for m in AD if m in by]
     if ad:
         ref = ad[0].derivative
         for c in by.values():
             if c.method in AD:
                 spread = max([error_against(o.derivative, ref)[0] for o in ad] + [0.0])
-                c.error, c.error_basis = max(spread, 1e-16), "AD: exact to rounding (AD methods agree)"
+                c.error = max(spread, 1e-16)
+                c.error_basis = "not measured (no reference): the AD methods' agreement"
             else:
                 c.error, c.error_basis = error_against(c.derivative, ref)[0], f"against {ad[0].method}"
         return
@@ -430,6 +461,9 @@ def _reasons(a: Advice) -> list[str]:
             and a.best.method != "compiled":
         out.append(f"Compiled code ({_secs(comp.time_s)} per call after {_secs(comp.setup_s)} "
                    "setup) saves nothing per call here: eager evaluation is as fast.")
+    if a.facts.get("reference", "").startswith("none"):
+        out.append(f"No high-precision reference here ({a.facts['reference'][6:-1]}): the errors "
+                   "are estimates, and the AD methods' is their agreement, not a measurement.")
     central = c.get("numeric[method=central]")
     if central is not None and central.error is not None:
         out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "

@@ -27,16 +27,17 @@ from typing import Any
 import numpy as np
 
 from ..backends import Backend, backend, label
-from .cells import run_isolated
-from .measure import measure
+from ..core import DiffkitError
 from ..views.tables import html_table
+from .cells import run_isolated
+from .celltask import CellTask, Work, measure_cell, portable
 from .targets import Target, kind_for, find_target
-from .verdict import judge, why_nonfinite
+from .verdict import why_nonfinite
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
-EXTRA = ("kind", "x", "n", "depth", "error_rule", "reference_method", "time_spread_s", "f_time_s",
-         "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
+EXTRA = ("kind", "x", "n", "depth", "error_rule", "tolerance", "reference_method", "time_spread_s",
+         "f_time_s", "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
          "graph_passes", "fusion")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse", "compiled")
 
@@ -161,7 +162,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             at: dict[str, Any] | None = None, n: int | None = None, depth: int | None = None,
             timeout: float = 60.0, memory_mb: float | None = 2048, repeat: int = 5,
             results: str | os.PathLike | None = None, reference: bool = True,
-            progress: Callable[[str], None] | None = None, cluster: Any = None) -> Comparison:
+            progress: Callable[[str], None] | None = None, cluster: Any = None,
+            rtol: float | None = None) -> Comparison:
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
@@ -171,6 +173,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     for time and memory sweeps on inputs too large for it. With ``cluster``
     (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
     the backends are measured as parallel Dask tasks, after the reference (computed here).
+    A cell whose error is above ``rtol`` (default: what its method promises) is
+    ``inaccurate``; at a point where f has no derivative every cell is ``kink``.
     """
     if isinstance(cluster, str):  # connect first: a bad address fails before anything runs
         from .cluster import using
@@ -179,7 +183,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             return compare(f, *args, backends=backends, at=at, n=n, depth=depth,
                            timeout=timeout, memory_mb=memory_mb, repeat=repeat,
                            results=results, reference=reference, progress=progress,
-                           cluster=opened)
+                           cluster=opened, rtol=rtol)
     target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend(b) if isinstance(b, str) else b for b in specs]
@@ -192,7 +196,9 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
 
     kind, probe = target.kind, None
     if kind is None and todo:
-        probe = run_isolated(lambda: {"kind": kind_for(target.x, target.f(target.x))}, **limits)
+        probe = run_isolated(lambda: _probe(target), **limits)
+        if "usage" in probe:  # e.g. f returns a string: one line, nothing measured
+            raise DiffkitError(probe["usage"])
         kind = probe.get("kind")
     target = Target(target.name, target.f, target.x, kind, target.closed_form)
     ref: dict[str, Any] = {"method": None, "message": "reference skipped"}
@@ -209,16 +215,18 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
                 target.f, target.x, derivative)}, **limits).get("why", "")
         return reasons[derivative]
 
-    def cell(be: Backend) -> dict[str, Any]:
-        if kind is None:
-            row = {"status": probe["status"], "message": f"the function itself failed: "
-                                                        f"{probe.get('message')}"}
-        else:
-            row = judge(run_isolated(lambda: measure(target.f, target.x, kind, be,
-                                                     ref.get("derivative"), repeat), **limits),
-                        target.x, ref, explain)
+    def task(be: Backend) -> CellTask:  # plain data: a cluster's worker rebuilds the rest
+        return CellTask(f, at, n, depth, point, kind, portable(be), ref, limits, repeat, rtol)
+
+    def row_of(be: Backend, row: dict[str, Any]) -> dict[str, Any]:
         return {**base, "backend": label(be), "kind": kind,
                 "reference_method": ref.get("method"), **row}
+
+    def cell(be: Backend) -> dict[str, Any]:
+        if kind is None:
+            return row_of(be, {"status": probe["status"],
+                               "message": f"the function itself failed: {probe.get('message')}"})
+        return row_of(be, measure_cell(task(be), target, explain))
 
     def keep(row: dict[str, Any]) -> None:
         done[_key(row)] = row
@@ -233,13 +241,24 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     else:
         from .cluster import Job
 
-        cluster.run([Job(f"{target.name} · {label(be)}", lambda be=be: [cell(be)],
+        cluster.run([Job(f"{target.name} · {label(be)}", Work(task(be), row_of(be, {}))
+                         if kind is not None else lambda be=be: [cell(be)],
                          lambda be=be: [{**base, "backend": label(be)}]) for be in todo],
                     lambda job, rows: keep(rows[0]), progress)
     out.rows = [done[_key({**base, "backend": label(be)})] for be in chosen]
     if out.kind is None and out.rows:
         out.kind = out.rows[0].get("kind")
     return out
+
+
+def _probe(target: Target) -> dict[str, Any]:
+    """The kind of derivative f asks for at its point (f run once), or what is wrong with
+    its output as a ``usage`` sentence."""
+    out = target.f(target.x)
+    try:
+        return {"kind": kind_for(target.x, out)}
+    except DiffkitError as exc:
+        return {"usage": str(exc)}
 
 
 def _key(record: dict[str, Any]) -> tuple:
@@ -264,4 +283,4 @@ def _reference(target: Target) -> dict[str, Any]:
 
     r = reference(target.f, target.x, target.kind)
     return {"method": r.method, "value": np.asarray(r.value).tolist(),
-            "derivative": np.asarray(r.derivative).tolist()}
+            "derivative": np.asarray(r.derivative).tolist(), "kink": r.kink}

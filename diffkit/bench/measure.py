@@ -4,7 +4,9 @@ The rules, stated once (and shown in reports):
 
 * **error**: relative max-norm error against the high-precision reference,
   ``max|d - r| / max|r|``; where the reference is zero everywhere, the absolute
-  ``max|d - r|`` (``error_rule`` says which).
+  ``max|d - r|`` (``error_rule`` says which). ``tolerance`` is what the backend promises
+  (:meth:`~diffkit.backends.Backend.tolerance`): a larger error makes the cell
+  ``inaccurate`` (:mod:`diffkit.bench.verdict`).
 * **time**: per-call time is the median over ``repeat`` timings after a warm-up call,
   each timing autoranged like ``timeit`` (enough calls to last ``min_time``); the
   spread is the interquartile range. ``setup_s`` is one-off work before calls
@@ -60,6 +62,7 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec: dict[str, Any] = {"value": _jsonable(value), "derivative": _jsonable(d)}
     if ref is not None:
         rec["error"], rec["error_rule"] = error_against(d, ref)
+        rec["tolerance"] = backend.tolerance(kind)
     rec["time_s"], rec["time_spread_s"] = timed(lambda: diff(x), repeat)
     rec["f_time_s"], _ = timed(lambda: f(x), repeat)
     rec["cost_ratio"] = rec["time_s"] / rec["f_time_s"] if rec["f_time_s"] > 0 else None

@@ -40,6 +40,7 @@ import sympy as sp
 
 from ..interpreters.symbolic import differentiate, evaluate_at, to_sympy
 from ..core import NotApplicable, shape
+from .kinks import kink
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Reference:
     derivative: Any
     method: str
     dps: int
+    kink: str = ""  # where f has no derivative at x (diffkit.bench.kinks): what and where
 
 
 def _evaluate(expr: Any, point: dict, dps: int) -> float:
@@ -83,20 +85,22 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
     if kind == "derivative" and x.ndim:
         refs = [reference(fun, xi, kind, dps) for xi in x.ravel()]
         method = refs[0].method if len({r.method for r in refs}) == 1 else "mixed"
+        where = next((f"{r.kink} (point {i})" for i, r in enumerate(refs) if r.kink), "")
         return Reference(np.reshape([r.value for r in refs], x.shape),
-                         np.reshape([r.derivative for r in refs], x.shape), method, dps)
+                         np.reshape([r.derivative for r in refs], x.shape), method, dps, where)
     method = "closed form"
     try:
         syms, f = to_sympy(fun, x)
     except NotApplicable:  # no closed form: the one valid around x
         syms, f = to_sympy(fun, x, point=True)
         method = "local closed form"
+    point = {s: float(v) for s, v in zip(syms, x.ravel())}  # taken as exact binary values
+    where = kink(np.ravel(np.asarray(f, dtype=object)), point, dps)
     if kind == "grad" and x.size > ADJOINT_FROM:
         fast = _by_adjoints(sp.sympify(np.ravel(np.asarray(f, dtype=object))[0]), syms, x, dps)
         if fast is not None:
-            return Reference(*fast, method, dps)
+            return Reference(*fast, method, dps, where)
     f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x))
-    point = {s: float(v) for s, v in zip(syms, x.ravel())}  # taken as exact binary values
     values = [_evaluate(e, point, dps) for e in f_flat + d_flat]
     nf = len(f_flat)
     value = np.reshape(values[:nf], np.shape(f))
@@ -105,4 +109,4 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
         rows = np.isnan(value).reshape(value.shape + (1,) * (deriv.ndim - value.ndim))
         deriv = np.where(np.broadcast_to(rows, deriv.shape), np.nan, deriv)
     return Reference(value[()] if value.ndim == 0 else value,
-                     deriv[()] if deriv.ndim == 0 else deriv, method, dps)
+                     deriv[()] if deriv.ndim == 0 else deriv, method, dps, where)

@@ -60,7 +60,18 @@ def parse_at(text: str) -> dict[str, Any]:
 
 
 def kind_for(x: Any, out: Any) -> str:
-    """Which derivative a function with input ``x`` and output ``out`` asks for."""
+    """Which derivative a function with input ``x`` and output ``out`` asks for.
+
+    >>> kind_for(1.0, "hello")
+    Traceback (most recent call last):
+    ...
+    diffkit.core.DiffkitError: the function returned a str ('hello'), not numbers: return a number or an array of numbers
+    """
+    kind = getattr(np.asarray(out) if not isinstance(out, (str, bytes)) else None, "dtype", None)
+    if kind is None or kind.kind not in "biufc":
+        shown = repr(out) if len(repr(out)) <= 40 else repr(out)[:37] + "..."
+        raise DiffkitError(f"the function returned a {type(out).__name__} ({shown}), not "
+                           "numbers: return a number or an array of numbers")
     if np.ndim(out) == 0:
         return "derivative" if np.ndim(x) == 0 else "grad"
     return "jacobian"
@@ -117,8 +128,11 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
         return Target(getattr(spec, "__name__", "f"), spec, x, None)
     if spec in catalog.names():
         entry = catalog.get(spec)
-        f, x0 = entry.make(n=n, depth=depth)
-        x0 = np.asarray(_point(at, x0, spec) if x is None else x, dtype=float)
+        f, default = entry.make(n=n, depth=depth)
+        x0 = np.asarray(_point(at, default, spec) if x is None else x, dtype=float)
+        if np.ndim(default) and not x0.ndim:
+            raise DiffkitError(f"{spec} takes a vector x ({np.size(default)} values by default; "
+                               f"--dim sets n): give --at x=[v1,v2,...], not one number")
         return Target(spec, f, x0, entry.kind, entry.closed_form)
     if n is not None or depth is not None:
         raise DiffkitError("--dim and --depth apply to catalog functions only")

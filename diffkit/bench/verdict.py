@@ -7,6 +7,10 @@ A measured cell gets one of these statuses in place of ``ok``:
   non-finite value and what it needs: ``f(-1) is nan: log(-1) is nan (log needs x > 0)``.
 * ``nonfinite``: f(x) is finite but the derivative is not (a backend's answer is NaN or
   infinite, or the exact derivative is), e.g. sqrt at 0.
+* ``kink``: f has no derivative at the point (``|x|`` at 0, a tie of ``max``: see
+  :mod:`diffkit.bench.kinks`); every answer there is a convention, none is judged.
+* ``inaccurate``: the error against the reference is above what the method promises
+  (:meth:`~diffkit.backends.Backend.tolerance`) or the user's ``rtol``.
 
 >>> import diffkit.numpy as dnp
 >>> why_nonfinite(lambda x: 2 * dnp.log(x), -1.0)
@@ -94,10 +98,12 @@ def why_nonfinite(f: Callable, x: Any, derivative: bool = False) -> str:
     return ""
 
 
-def judge(row: dict[str, Any], x: Any, ref: dict[str, Any], explain: Callable[[bool], str]
-          ) -> dict[str, Any]:
+def judge(row: dict[str, Any], x: Any, ref: dict[str, Any], explain: Callable[[bool], str],
+          rtol: float | None = None) -> dict[str, Any]:
     """``row`` with status ``domain`` / ``nonfinite`` and a message where its numbers are not
-    finite; ``explain(derivative)`` gives the reason (it is called only when needed)."""
+    finite (``explain(derivative)`` gives the reason; it is called only when needed),
+    ``kink`` where the exact derivative is undefined, ``inaccurate`` where the error is
+    above ``rtol`` or, without one, what the method promises (the row's ``tolerance``)."""
     if row.get("status") != "ok":
         return row
     at = point_text(x)
@@ -110,8 +116,28 @@ def judge(row: dict[str, Any], x: Any, ref: dict[str, Any], explain: Callable[[b
                 "message": f"f({at}) is {value[1]:g}" + (f": {why}" if why else "")}
     mine, exact = _first_bad(row.get("derivative")), _first_bad(ref.get("derivative"))
     if mine is None and exact is None:
-        return row
+        return _accuracy(row, at, ref, rtol)
     why = explain(True)
     what = (f"the derivative at {at} is {mine[1]:g}" if mine else
             f"the exact derivative at {at} is {exact[1]:g}; this finite answer means nothing")
     return {**row, "status": "nonfinite", "message": what + (f": {why}" if why else "")}
+
+
+def _accuracy(row: dict[str, Any], at: str, ref: dict[str, Any], rtol: float | None
+              ) -> dict[str, Any]:
+    """``kink`` at a point with no derivative; ``inaccurate`` above the promised error.
+
+    >>> _accuracy({"status": "ok", "error": 0.5, "tolerance": 1e-5}, "0", {}, None)["status"]
+    'inaccurate'
+    >>> _accuracy({"status": "ok", "error": 0.0}, "0", {"kink": "Abs(x) at x = 0"}, None)["message"]
+    'f has no derivative at x = 0 (Abs(x) at x = 0): every answer is a convention, none is judged'
+    """
+    if ref.get("kink"):
+        return {**row, "status": "kink", "message": f"f has no derivative at x = {at} "
+                f"({ref['kink']}): every answer is a convention, none is judged"}
+    error, promise = row.get("error"), rtol if rtol is not None else row.get("tolerance")
+    if error is None or promise is None or error <= promise:
+        return row
+    whose = "the --rtol given" if rtol is not None else "what this method promises"
+    return {**row, "status": "inaccurate",
+            "message": f"error {error:.1e} is above {promise:g}, {whose}"}

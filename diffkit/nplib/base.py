@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as _np
-from numpy import (arange, e, eye, float32, float64, inf, linspace, nan, newaxis,  # noqa: F401
+from numpy import (arange, e, eye, float32, float64, inf, nan, newaxis,  # noqa: F401
                    ones, ones_like, pi, zeros, zeros_like)
 
 from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
 from ..core import shape as _shape_of
 from ..primitives.compare import select
+from ..primitives.gather import At
 
 exp, log, log1p, sqrt = _p.exp, _p.log, _p.log1p, _p.sqrt
 sin, cos, tan, arcsin, arccos, arctan = _p.sin, _p.cos, _p.tan, _p.arcsin, _p.arccos, _p.arctan
@@ -125,16 +126,32 @@ def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False
     return sum(x, axes, keepdims=keepdims) / count
 
 
-def logsumexp(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-    """log(sum(exp(x))) computed without overflow; -inf over no entries (as SciPy and JAX).
+def logsumexp(x: Any, axis: int | Sequence[int] | None = None, b: Any = None,
+              keepdims: bool = False, return_sign: bool = False) -> Any:
+    """log(sum(b * exp(x))) computed without overflow; -inf over no entries (as SciPy and
+    JAX). With weights ``b`` of either sign the sum may be negative: ``return_sign=True``
+    gives ``(log|sum|, sign)``, else its log is nan (as SciPy).
 
     >>> float(logsumexp(zeros(0)))
     -inf
+    >>> [round(float(v), 12) for v in logsumexp(_np.log([1.0, 4.0]), b=_np.array([2.0, -1.0]),
+    ...                                         return_sign=True)]
+    [0.69314718056, -1.0]
     """
     axes = _axes(x, axis)
-    if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
-        return sum(x, axes, keepdims=keepdims) - inf
-    return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
+    if b is None and not return_sign:
+        if any(_shape_of(x)[a] == 0 for a in axes):  # log(0); its derivative is empty
+            return sum(x, axes, keepdims=keepdims) - inf
+        return bind(_p.logsumexp, x, axis=axes, keepdims=keepdims)
+    shift = max(x, axes, keepdims=True) if all(_shape_of(x)[a] for a in axes) else 0.0
+    shift = where(_np.isfinite(primal(shift)), shift, 0.0)
+    total = sum((1.0 if b is None else b) * exp(x - shift), axes, keepdims=True)
+    out = (log(abs(total)) if return_sign else log(total)) + shift
+    out = out if keepdims else reshape(out, _shape_of(sum(total, axes)))
+    if not return_sign:
+        return out
+    sign = _np.sign(primal(total))
+    return out, sign if keepdims else _np.reshape(sign, _shape_of(out))
 
 
 def reshape(x: Any, shape: int | Sequence[int], order: str = "C", *, copy: bool | None = None,
@@ -190,11 +207,9 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
 def getitem(x: Any, idx: Any) -> Any:
     """``x[idx]``: ints, slices, None, ``...``, integer and boolean arrays."""
     idx = idx if isinstance(idx, tuple) else (idx,)
-    if any(isinstance(i, Box) and i.batched for i in idx):
-        raise DiffkitError("vmap: indexing with a value that differs per example (x[i], x[mask]) "
-                           "is not supported yet; select with dnp.where or one-hot weights "
-                           "(dnp.sum(x * onehot)), or keep the index unmapped (in_axes=None)")
-    idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, Box, _np.ndarray)) else i
+    if any(isinstance(i, Box) for i in idx):
+        return _gather(x, idx)
+    idx = tuple(_np.asarray(primal(i)) if isinstance(i, (list, _np.ndarray)) else i
                 for i in idx)
     if any(isinstance(i, _np.ndarray) and i.dtype == object for i in idx):
         raise NotApplicable("the symbolic backend needs a closed form, but this function "
@@ -203,12 +218,67 @@ def getitem(x: Any, idx: Any) -> Any:
     return bind(_p.getitem, x, idx=idx)
 
 
-def concatenate(xs: Sequence[Any], axis: int = 0) -> Any:
-    """Join arrays along an existing axis."""
+def _gather(x: Any, idx: tuple) -> Any:
+    """``x[idx]`` where an index is itself a value (one per example under vmap): the index
+    arrays become arguments of a gather, the slices its template."""
+    if any(i is None or _np.asarray(primal(i)).dtype.kind not in "iu" and
+           not isinstance(i, slice) and i is not Ellipsis for i in idx):
+        raise DiffkitError("indexing with a computed index (x[i], i from argmax, argsort ...) "
+                           "takes integers, slices and ...; a mask or None there is not "
+                           "supported: select with dnp.where(mask, x, 0)")
+    explicit = len([i for i in idx if i is not Ellipsis])
+    spread: list = []
+    for i in idx:
+        spread += [slice(None)] * (ndim(x) - explicit) if i is Ellipsis else [i]
+    spread += [slice(None)] * (ndim(x) - len(spread))
+    arrays = [i for i in spread if not isinstance(i, slice)]
+    slots = iter(range(len(arrays)))
+    template = tuple(i if isinstance(i, slice) else At(next(slots)) for i in spread)
+    return bind(_p.gather, x, *[i if isinstance(i, Box) else _np.asarray(i) for i in arrays],
+                idx=template)
+
+
+def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Any:
+    """Join arrays along an existing axis (``axis=None``: flattened, as numpy).
+
+    >>> concatenate([_np.ones((2, 2)), _np.zeros(3)], axis=None).shape
+    (7,)
+    """
     xs = list(xs)
     if not xs:
         raise DiffkitError("concatenate needs at least one array")
+    if axis is None:
+        xs, axis = [reshape(x, (-1,)) for x in xs], 0
+    if len({ndim(x) for x in xs}) > 1:
+        raise DiffkitError("concatenate: the arrays have different numbers of axes ("
+                           + ", ".join(str(_shape_of(x)) for x in xs) + "); give them the same "
+                           "number, or axis=None to join them flattened")
     return bind(_p.concatenate, *xs, axis=_axes(xs[0], axis)[0])
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop``, as numpy; traced endpoints
+    keep their derivative (d/d start = 1 - t, d/d stop = t at the fraction t of the way).
+
+    >>> linspace(0.0, 1.0, 3)
+    array([0. , 0.5, 1. ])
+    """
+    if not isinstance(start, Box) and not isinstance(stop, Box):
+        return _np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    if axis != 0:
+        raise DiffkitError("linspace with traced endpoints takes axis=0 only; move the axis "
+                           "afterwards with dnp.moveaxis")
+    num = int(num)
+    rank = len(_np.broadcast_shapes(_shape_of(start), _shape_of(stop)))
+    div = num - 1 if endpoint else num
+    delta = stop - start
+    step = delta / div if div > 0 else delta * nan
+    steps = _np.arange(num, dtype=float).reshape((num,) + (1,) * rank)
+    y = steps * step + start if div > 0 else steps * delta + start
+    if endpoint and num > 1:  # the last value is stop itself, as numpy's
+        y = concatenate([getitem(y, slice(None, -1)), expand_dims(stop + 0.0 * start, 0)])
+    return (y, step) if retstep else y
 
 
 def stack(xs: Sequence[Any], axis: int = 0) -> Any:

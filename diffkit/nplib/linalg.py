@@ -150,12 +150,12 @@ def eigvals(a: Any) -> Any:
     return eig(a)
 
 
-def pinv(a: Any) -> Any:
-    """Moore-Penrose inverse of a full-rank matrix: (A^T A)^-1 A^T, or A^T (A A^T)^-1."""
-    at = transpose(a, tuple(range(ndim(a) - 2)) + (ndim(a) - 1, ndim(a) - 2))
-    if shape(a)[-2] >= shape(a)[-1]:
-        return solve(matmul(at, a), at)
-    return transpose(solve(matmul(a, at), a), tuple(range(ndim(a) - 2)) + (ndim(a) - 1, ndim(a) - 2))
+def pinv(a: Any, rcond: float | None = None, hermitian: bool = False) -> Any:
+    """Moore-Penrose inverse, numpy's (singular values below ``rcond`` times the largest are
+    cut, so a rank-deficient matrix is handled); the derivative holds the rank fixed."""
+    if ndim(a) < 2:
+        raise DiffkitError(f"pinv: needs a matrix (or a stack of them), got shape {shape(a)}")
+    return bind(_p.pinv, a, rcond=None if rcond is None else float(rcond))
 
 
 def matrix_power(a: Any, n: int) -> Any:

@@ -20,7 +20,8 @@ import builtins
 import numpy as np
 
 from .. import primitives as _p
-from ..core import Box, DiffkitError, NotApplicable, bind, ndim, primal, shape
+from ..core import Box, DiffkitError, bind, ndim, primal, shape
+from .byvalue import flat_axis, per_example
 from .base import (_axes, broadcast_to, concatenate, expand_dims, getitem, reshape, sum,  # noqa: A004
                      transpose, where)
 
@@ -158,7 +159,10 @@ def dsplit(x: Any, sections: int | Sequence[int]) -> list[Any]:
 
 
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Any:
-    """Reverse the order of entries along ``axis`` (all axes by default)."""
+    """Reverse the order of entries along ``axis`` (all axes by default; a 0-d value is
+    its own reverse)."""
+    if ndim(x) == 0 and axis is None:
+        return x if isinstance(x, Box) else np.asarray(x)
     axes = {a + ndim(x) for a in _axes(x, axis)}
     return getitem(x, tuple(slice(None, None, -1) if a in axes else ALL for a in range(ndim(x))))
 
@@ -283,49 +287,65 @@ def triu(x: Any, k: int = 0) -> Any:
 # --------------------------------------------------------------------------- sorting, taking
 
 
-def _values(x: Any, what: str) -> np.ndarray:
-    """The plain values of ``x``, for functions that order, pick or decide by value."""
-    value = primal(x)
-    if isinstance(value, Box):  # a graph traced once for all values has none
-        raise NotApplicable(f"{what} depends on the entries' values, which a graph traced "
-                            "once for all values does not know; use an eager backend "
-                            "(forward, reverse)")
-    return np.asarray(value)
-
-
 def take_along_axis(x: Any, indices: Any, axis: int | None) -> Any:
     """Entries of ``x`` at ``indices`` along ``axis`` (numpy's take_along_axis)."""
     if axis is None:
-        return getitem(reshape(x, -1), (np.asarray(primal(indices)),))
-    indices = np.asarray(primal(indices))
+        return getitem(reshape(x, -1), (_index(indices),))
     a = _axis(x, axis)
-    grids = np.ogrid[tuple(slice(n) for n in indices.shape)]
-    idx = tuple(indices if d == a else grids[d] for d in range(ndim(x)))
-    return getitem(x, idx)
+    grids = np.ogrid[tuple(slice(n) for n in shape(indices))]
+    return getitem(x, tuple(_index(indices) if d == a else grids[d] for d in range(ndim(x))))
+
+
+def _index(indices: Any) -> Any:
+    """An index array: its plain integers, or the box of one index per example (vmap)."""
+    return indices if isinstance(indices, Box) and indices.batched else np.asarray(primal(indices))
 
 
 def sort(x: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
     """Sorted values; the derivative follows each entry to its place."""
     if axis is None:
         x, axis = reshape(x, -1), -1
-    return take_along_axis(x, np.argsort(_values(x, "sort"), axis=axis, kind="stable"), axis)
+    return take_along_axis(x, argsort(x, axis=axis, kind="stable"), axis)
 
 
-def argsort(x: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> np.ndarray:
-    return np.argsort(_values(x, "argsort"), axis=axis, kind=kind)
+def argsort(x: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
+    def decide(v: np.ndarray, k: int) -> np.ndarray:
+        return np.argsort(*flat_axis(v, k, axis, ndim(x)), kind=kind)
+    return per_example(x, decide, "argsort")
 
 
-def argmax(x: Any, axis: int | None = None, **kwargs: Any) -> Any:
-    return np.argmax(_values(x, "argmax"), axis=axis, **kwargs)
+def _arg(pick: Any, what: str, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def decide(v: np.ndarray, k: int) -> np.ndarray:
+        out = pick(*flat_axis(v, k, axis, ndim(x)), keepdims=keepdims)
+        return out.reshape(out.shape[:k] + (1,) * ndim(x)) if keepdims and axis is None else out
+    return per_example(x, decide, what)
 
 
-def argmin(x: Any, axis: int | None = None, **kwargs: Any) -> Any:
-    return np.argmin(_values(x, "argmin"), axis=axis, **kwargs)
+def argmax(x: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    return _arg(np.argmax, "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    return _arg(np.argmin, "argmin", x, axis, keepdims)
 
 
 def nonzero(x: Any) -> tuple[np.ndarray, ...]:
     """Indices of the non-zero entries (integers: no derivative), one array per axis."""
-    return np.nonzero(_values(x, "nonzero"))
+    def decide(v: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
+        if k:
+            raise DiffkitError("nonzero under vmap: each example would have its own number of "
+                               "entries; select with dnp.where(x != 0, x, 0) instead")
+        return np.nonzero(v)
+    return per_example(x, decide, "nonzero")
+
+
+def _logical(test: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    def decide(v: np.ndarray, k: int) -> Any:
+        n = ndim(x)
+        axes = tuple(range(k, k + n)) if axis is None else tuple(
+            a % n + k for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+        return test(v, axis=axes, keepdims=keepdims)
+    return per_example(x, decide, test.__name__)
 
 
 def any(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
@@ -334,27 +354,29 @@ def any(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fals
     >>> bool(any(np.array([0.0, 2.0]) > 1.0))
     True
     """
-    return np.any(_values(x, "any"), axis=axis, keepdims=keepdims)
+    return _logical(np.any, x, axis, keepdims)
 
 
 def all(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
     """Whether every entry is true (a boolean: no derivative), as numpy's ``all``."""
-    return np.all(_values(x, "all"), axis=axis, keepdims=keepdims)
+    return _logical(np.all, x, axis, keepdims)
 
 
 def partition(x: Any, kth: int | Sequence[int], axis: int | None = -1) -> Any:
     """numpy's partition (the k-th entry in its sorted place, smaller before, larger after)."""
     if axis is None:
         x, axis = reshape(x, -1), -1
-    return take_along_axis(x, np.argpartition(_values(x, "partition"), kth, axis=axis), axis)
+    def decide(v: np.ndarray, k: int) -> np.ndarray:
+        values, along = flat_axis(v, k, axis, ndim(x))
+        return np.argpartition(values, kth, axis=along)
+    return take_along_axis(x, per_example(x, decide, "partition"), axis)
 
 
 def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     """Entries at ``indices`` along ``axis`` (of the flattened array when None)."""
-    indices = np.asarray(primal(indices))
     if axis is None:
-        return getitem(reshape(x, -1), (indices,))
-    return getitem(x, _along(x, axis, indices))
+        return getitem(reshape(x, -1), (_index(indices),))
+    return getitem(x, _along(x, axis, _index(indices)))
 
 
 def full(shape_: Any, fill_value: Any, dtype: Any = None) -> Any:

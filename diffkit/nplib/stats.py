@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import DiffkitError, bind, ndim, shape
-from .base import _axes, getitem, max, mean, min, reshape, sqrt, sum  # noqa: A004
+from .base import (_axes, broadcast_to, concatenate, getitem, max, mean, min,  # noqa: A004
+                   reshape, sqrt, sum)
 
 Axis = int | Sequence[int] | None
 
@@ -76,10 +77,21 @@ def cumprod(x: Any, axis: int | None = None) -> Any:
     return bind(_p.cumprod, x, axis=a)
 
 
-def diff(x: Any, n: int = 1, axis: int = -1) -> Any:
-    """``n``-th forward difference along ``axis``."""
+def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    """``n``-th forward difference along ``axis``; ``prepend`` / ``append`` join values
+    before / after first (a scalar is repeated across the other axes), as numpy.
+
+    >>> diff(np.array([1.0, 2.0, 4.0]), prepend=0.0)
+    array([1., 1., 2.])
+    """
     a = _axes(x, axis)[0]
     rest = (slice(None),) * (-a - 1)
+    if prepend is not None or append is not None:
+        edge = shape(x)[:ndim(x) + a] + (1,) + shape(x)[ndim(x) + a + 1:]
+        ends = [v if ndim(v) else broadcast_to(v, edge) for v in (prepend, append)
+                if v is not None]
+        parts = ([ends.pop(0)] if prepend is not None else []) + [x] + ends
+        x = concatenate(parts, axis=a)
     for _ in range(n):
         x = getitem(x, (Ellipsis, slice(1, None)) + rest) - getitem(x, (Ellipsis, slice(None, -1)) + rest)
     return x

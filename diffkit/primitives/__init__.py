@@ -19,21 +19,24 @@ from .elementwise import (arccosh, arcsinh, arctan2, arctanh, cbrt, ceil, exp2, 
                           hypot, logaddexp, logaddexp2, mod, rint, sinc)
 from .reductions import cumprod, cumsum
 from .contraction import einsum
-from .linalg import cholesky, det, eigh, inv, logabsdet, qr, solve, svd
+from .linalg import adjugate, cholesky, det, eigh, inv, logabsdet, qr, solve, svd
+from .pseudo import pinv
 from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
 from .elementwise import conj, imag, is_complex, real, to_input
 from .fourier import fft, ifft, irfft, rfft
+from .gather import gather, scatter
 
 from . import contraction as _contraction, elementwise as _elementwise, fourier as _fourier  # noqa: E402,I001
-from . import linalg as _linalg  # noqa: E402
+from . import gather as _gather, linalg as _linalg, pseudo as _pseudo  # noqa: E402
 from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
 
 
 def families() -> dict[str, list[str]]:
     """The primitives' names by family: the module that defines them (modules are taken
     in dependency order, so a primitive a module imports stays with its own family)."""
-    order = {"structure": _structure, "elementwise": _elementwise, "reductions": _reductions,
-             "contraction": _contraction, "linear algebra": _linalg,
+    order = {"structure": _structure, "gathers by computed indices": _gather,
+             "elementwise": _elementwise, "reductions": _reductions,
+             "contraction": _contraction, "linear algebra": _linalg, "pseudo-inverse": _pseudo,
              "special functions": _special, "fourier transforms": _fourier}
     seen: set[str] = set()
     out = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import NotApplicable, Primitive, ndim, shape
+from ..core import DiffkitError, NotApplicable, Primitive, ndim, primal, shape
 from .contraction import einsum
 from .reductions import sum_to
 from .elementwise import where
@@ -102,11 +102,59 @@ def _scale(c: Any, m: Any) -> Any:
     return reshape(c, shape=shape(c) + (1, 1)) * m
 
 
-det = Primitive(  # d det(x) = det(x) tr(x^-1 x_dot); x must be invertible
+# The adjugate, adj(x) = det(x) x^-1 where x is invertible, from the SVD so that it exists
+# at singular matrices too: the gradient of det, d det(x) = tr(adj(x) x_dot).
+
+
+def _adjugate(a: np.ndarray) -> np.ndarray:
+    """adj(U S Vᵀ) = det(U) det(V) V adj(S) Uᵀ, adj(S) holding the products of the others."""
+    u, s, vt = np.linalg.svd(a)
+    n = s.shape[-1]
+    others = np.prod(np.where(np.eye(n, dtype=bool), 1.0, s[..., None, :]), axis=-1)
+    sign = np.linalg.det(u) * np.linalg.det(vt)
+    return sign[..., None, None] * (np.swapaxes(vt, -1, -2) @ (others[..., :, None]
+                                                                * np.swapaxes(u, -1, -2)))
+
+
+def _invertible(a: Any) -> Any:
+    d = det(a)
+    value = primal(d)
+    if not getattr(value, "abstract", False) and np.any(value == 0):  # (a traced graph: no values)
+        raise DiffkitError("the second derivative of det (the derivative of the adjugate) at "
+                           "a singular matrix is not supported; evaluate it at an invertible one")
+    return d
+
+
+def _adjugate_jvp(a_dot: Any, y: Any, a: Any) -> Any:
+    """d adj = (tr(adj dA) adj - adj dA adj) / det, where det(A) != 0."""
+    lead = "ZYXW"[:len(shape(a)) - 2]
+    trace = einsum(y, a_dot, subs=f"{lead}ij,{lead}ji->{lead}")
+    return _scale(1.0 / _invertible(a), _scale(trace, y) - matmul(y, matmul(a_dot, y)))
+
+
+def _adjugate_vjp(y_bar: Any, y: Any, a: Any) -> Any:
+    """The adjoint of the JVP: (<y_bar, adj> adjᵀ - adjᵀ y_bar adjᵀ) / det."""
+    lead = "ZYXW"[:len(shape(a)) - 2]
+    yt = _mT(y)
+    inner = einsum(y_bar, y, subs=f"{lead}ij,{lead}ij->{lead}")
+    return _scale(1.0 / _invertible(a), _scale(inner, yt) - matmul(yt, matmul(y_bar, yt)))
+
+
+adjugate = Primitive(
+    "adjugate", _adjugate,
+    jvp=(_adjugate_jvp,),
+    vjp=(_adjugate_vjp,),
+    saves=("y a",),
+    sympy=_per_matrix(lambda sp, m: m.adjugate()),
+    array_api=lambda xp, a: _adjugate(a),
+)
+
+
+det = Primitive(  # d det(x) = tr(adj(x) x_dot), adj(x) = det(x) x^-1 where x is invertible
     "det", np.linalg.det,
-    jvp=(lambda x_dot, y, x: y * _trace(matmul(inv(x), x_dot)),),
-    vjp=(lambda y_bar, y, x: _scale(y_bar * y, _mT(inv(x))),),
-    saves=("y x",),
+    jvp=(lambda x_dot, y, x: _trace(matmul(adjugate(x), x_dot)),),
+    vjp=(lambda y_bar, y, x: _scale(y_bar, _mT(adjugate(x))),),
+    saves=("x",),
     sympy=_per_matrix(lambda sp, m: m.det()),
     array_api=lambda xp, x: xp.linalg.det(x),
 )

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..checks import as_input, like_input
-from ..core import Box, DiffkitError, Primitive, _levels, new_level, primal, shape
+from ..core import Box, DiffkitError, Primitive, _levels, bind, new_level, primal, shape
 from ..interpreters.tape import Node, ReverseInterpreter, backprop
 from ..interpreters.tensor import AMBIENT, Tensor, _own, _seed
 
@@ -130,7 +130,9 @@ class ScopedTape:
 
         ``sources`` is one watched value (one gradient back) or a list/tuple/generator
         of them (a list back, in order). A non-scalar target is summed, weighted by
-        ``output_gradients`` when given. A source the target does not depend on gets zeros.
+        ``output_gradients`` when given; a list of targets is summed too (TensorFlow), with
+        one entry of ``output_gradients`` each. A source the target does not depend on gets
+        zeros.
         """
         if self._interp is None:
             raise DiffkitError("tape.gradient() before anything was recorded: compute the "
@@ -142,21 +144,21 @@ class ScopedTape:
         single = not (isinstance(sources, (list, tuple)) or hasattr(sources, "__next__"))
         srcs = [sources] if single else list(sources)
         nodes = [self._node_of(s, i) for i, s in enumerate(srcs)]
-        if isinstance(target, Box) and target._interp is AMBIENT and target.node is not None:
-            raise DiffkitError("tape.gradient(): the target was recorded on the tensors' own "
-                               "tape (outside dk.record), not on this one; use "
-                               "target.backward() or dk.gradients(target, inputs)")
-        on_tape = type(target) is Tensor and target._interp is self._interp \
-            and target.node is not None
-        found: dict[Node, Any] = {}
+        targets, seeds_given = _targets(target, output_gradients)
         seeds: list[tuple[Node, Any]] = []
-        if on_tape:
-            seed = np.ones(shape(target)) if output_gradients is None and shape(target) else \
-                _seed(target, output_gradients)
+        for t, given in zip(targets, seeds_given):
+            if isinstance(t, Box) and t._interp is AMBIENT and t.node is not None:
+                raise DiffkitError("tape.gradient(): the target was recorded on the tensors' "
+                                   "own tape (outside dk.record), not on this one; use "
+                                   "target.backward() or dk.gradients(target, inputs)")
+            if type(t) is Tensor and t._interp is self._interp and t.node is not None:
+                seeds.append((t.node, np.ones(shape(t)) if given is None and shape(t)
+                              else _seed(t, given)))
+        found: dict[Node, Any] = {}
+        if seeds:
             marked = [n for n in nodes if n is not None and n.prim is not None and not n.retain]
             for n in marked:  # an intermediate source: report its adjoint for this sweep
                 n.retain = True
-            seeds = [(target.node, seed)]
             try:
                 found = backprop(seeds, retain_graph=self.persistent)
             finally:
@@ -182,6 +184,17 @@ class ScopedTape:
                            "pass that x")
 
 
+def _targets(target: Any, output_gradients: Any) -> tuple[list, list]:
+    """The targets of one sweep and the seed given for each (None: ones)."""
+    if not isinstance(target, (list, tuple)):
+        return [target], [output_gradients]
+    given = [None] * len(target) if output_gradients is None else list(output_gradients)
+    if len(given) != len(target):
+        raise DiffkitError(f"tape.gradient(): {len(target)} targets but {len(given)} "
+                           "output_gradients; give one per target (or none)")
+    return list(target), given
+
+
 class _Recording(ReverseInterpreter):
     """The tape's level: it watches tensors that require grad before recording on them."""
 
@@ -192,6 +205,11 @@ class _Recording(ReverseInterpreter):
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         self._watch_args(args)
         return super().process(prim, args, params)
+
+    def closed(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+        """After the block a recorded value computes unrecorded (as TensorFlow's)."""
+        return bind(prim, *[a.value if isinstance(a, Box) and a._interp is self else a
+                            for a in args], **params)
 
 
 def record(persistent: bool = False) -> ScopedTape:
