@@ -32,6 +32,9 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @click.option("--rtol", type=click.FloatRange(min=0.0), help="the largest relative error a "
               "cell may have and be ok (default: what each method promises); above it the "
               "cell is inaccurate")
+@click.option("--calls", type=click.IntRange(min=1), default=100, show_default=True,
+              help="for the closing 'fastest over N calls' line: how many derivatives you "
+              "will take (one-off setup counted once)")
 @click.option("--results", type=click.Path(dir_okay=False), callback=writable,
               help="JSON Lines file: each finished cell is appended; a rerun resumes")
 @cluster_option
@@ -39,11 +42,15 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @output_option
 @quiet_option
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
-            timeout: float, memory: float, repeat: int, rtol: float | None, results: str | None,
-            cluster: str | None, fmt: str, output: str | None, quiet: bool) -> None:
+            timeout: float, memory: float, repeat: int, rtol: float | None, calls: int,
+            results: str | None, cluster: str | None, fmt: str, output: str | None,
+            quiet: bool) -> None:
     """Measure each backend on FUNC: its derivative, the error against a high-precision
     reference, setup and per-call time, cost ratio time(derivative)/time(f), peak memory,
     and size (symbolic expression nodes, tape operations, function evaluations).
+
+    The table ends with the answers: the most accurate way, the fastest per call, the
+    fastest over --calls calls with its setup counted, and the one needing least memory.
 
     Each cell runs in its own process under --timeout and --memory: a hang or an
     explosion becomes a row with status timeout / oom / error, and the rest go on. A
@@ -75,7 +82,7 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
         progress.close()
     records = result.records()
     if fmt == "table":
-        emit(_table(result, records, at is None, color(output)), output)
+        emit(_table(result, records, at is None, color(output), calls), output)
     elif fmt == "markdown":
         emit(render(records, fmt, table=_rows(records)), output)
     else:
@@ -84,16 +91,19 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
         raise click.exceptions.Exit(1)
 
 
-def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colored: bool
-           ) -> str:
+def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colored: bool,
+           calls: int) -> str:
     from diffkit.bench.verdict import point_text
+    from diffkit.bench.winners import winners
 
     rows = _rows(records)
     kind = KINDS.get(result.kind or "", "derivative")
     where = "; the default point, choose with --at" if default_point else ""
     title = f"{result.function}: {kind} at x = {point_text(result.x)}{where}"
     table = render([], "table", table=rows, title=title, colored=colored,
-                   optional=("setup", "cost", "peak mem"))
+                   optional=("setup", "peak mem", "size"))  # the last named goes first
+    best = [f"{question}: {shown_all(who)} ({figure})"
+            for question, who, figure in winners(records, calls)]
     lines = []
     messages = [(shown(r["backend"]), r["message"]) for r in records if r.get("message")]
     if messages and len(messages) == len(records) and len({m for _, m in messages}) == 1:
@@ -111,7 +121,12 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
     lines.append("cost = time(derivative) / time(f), both medians per call; setup: one-off "
                  "work before calls (— where a backend has none); size: expression nodes, "
                  "tape or trace operations, evaluations of f, or compiled graph equations")
-    return table + "\n" + wrapped(lines)
+    return table + "\n" + wrapped(best) + ("\n" if best else "") + wrapped(lines)
+
+
+def shown_all(labels: str) -> str:
+    """Comma-separated backend labels, each as the table shows it."""
+    return ", ".join(shown(b) for b in labels.split(", "))
 
 
 def _rows(records: list[dict[str, Any]]) -> list[list[str]]:

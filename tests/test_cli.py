@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,28 @@ def test_console_script_compares_a_catalog_function():
     rows = [line.split()[:2] for line in p.stdout.splitlines()[3:8]]
     assert rows == [[b, "ok"] for b in DEFAULT_BACKENDS]  # the CLI's default is the library's
     assert "Traceback" not in p.stderr
+
+
+def test_compare_ends_with_the_answers_and_keeps_the_cost_column_at_80_columns():
+    env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
+    p = subprocess.run([shutil.which("diffkit") or sys.executable, *([] if shutil.which(
+        "diffkit") else ["-m", "diffkit_cli.main"]), "compare", "rosenbrock", "--repeat", "1",
+        "--backends", "numeric,forward,reverse", "--calls", "7"], capture_output=True,
+        text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    head = next(line for line in lines if line.startswith("backend"))
+    assert "cost" in head.split() and "size" not in head.split()  # size goes first
+    assert all(len(line) <= 80 for line in lines)
+    rows = {line.split()[0]: line.split() for line in lines[lines.index(head) + 2:][:3]}
+    errors = {b: float(r[4]) for b, r in rows.items()}
+    best = min(errors.values())
+    accurate = next(line for line in lines if line.startswith("most accurate: "))
+    assert set(accurate[15:accurate.index(" (")].split(", ")) == {
+        b for b, e in errors.items() if e == best}
+    for question in ("fastest per call: ", "fastest over 7 calls, setup included: ",
+                     "least memory: "):
+        assert any(line.startswith(question) for line in lines), question
 
 
 def test_help_is_fast_and_teaches():
