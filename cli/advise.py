@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from .output import emit, format_option, output_option
+from .output import emit, format_option, output_option, wrapped
 
 
 def _size(text: str) -> float:
@@ -61,8 +63,6 @@ def advise(func: str, at: str | None, dim: int | None, depth: int | None, calls:
     from diffkit.bench.advise import advise as run
     from diffkit.bench.targets import parse_at
 
-    from .output import render
-
     advice = run(func, at=parse_at(at) if at else None, n=dim, depth=depth, calls=calls,
                  accuracy=accuracy, memory_bytes=_size(memory) if memory else None,
                  verify=verify)
@@ -71,7 +71,17 @@ def advise(func: str, at: str | None, dim: int | None, depth: int | None, calls:
 
         emit(json.dumps(advice.records(), indent=2, default=str), output)
         return
+    emit(text(advice, fmt), output)
+
+
+def text(advice: Any, fmt: str = "table") -> str:
+    """The advice as the command prints it: the table fitted to the terminal (numbers and
+    names never cut), the candidates' notes, then the recommendation and its reasons."""
+    from .output import render
+
     rows = advice.table()
     records = [dict(zip(rows[0], r)) for r in rows[1:]]
     table = render(records, fmt, columns=rows[0], table=rows, title="measured or predicted")
-    emit(table if fmt == "csv" else f"{table}\n\n{advice}", output)
+    if fmt == "csv":
+        return table
+    return f"{table}\n{wrapped(advice.notes())}\n\n{wrapped(str(advice).splitlines())}"

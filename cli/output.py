@@ -186,8 +186,8 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
 
 
 def _breakable(text: str, limit: int) -> str:
-    """``text`` with each word longer than ``limit`` broken after a ``.``, ``,`` or ``(``
-    (a line break), so a narrow column wraps code between names, never inside one.
+    """``text`` with each word longer than ``limit`` broken after a ``.``, ``,``, ``(`` or
+    ``[`` (a line break), so a narrow column wraps code between names, never inside one.
 
     >>> _breakable("optim.SGD(model.parameters(), lr)", 24)
     'optim.SGD(model.\\nparameters(), lr)'
@@ -196,7 +196,7 @@ def _breakable(text: str, limit: int) -> str:
 
     def split(word: str) -> str:
         pieces, line = [], ""
-        for part in re.findall(r"[^.,(]*[.,(]?", word):
+        for part in re.findall(r"[^.,(\[]*[.,(\[]?", word):
             if line and len(line) + len(part) > limit:
                 pieces.append(line)
                 line = ""
@@ -207,10 +207,24 @@ def _breakable(text: str, limit: int) -> str:
 
 
 def wrapped(lines: Sequence[str]) -> str:
-    """Notes under a table, wrapped to the terminal's width."""
+    """Notes under a table, wrapped to the terminal's width between words, never inside a
+    number or a name; a bullet (``  - ...``) continues under its text, other lines
+    indented by two.
+
+    >>> import os; os.environ["COLUMNS"] = "24"
+    >>> print(wrapped(["  - error 1.2e-16 for 183840 operations"]))
+      - error 1.2e-16 for
+        183840 operations
+    """
     import textwrap
 
-    return "\n".join(textwrap.fill(line, width(), subsequent_indent="  ") for line in lines)
+    def indent(line: str) -> str:
+        lead = len(line) - len(line.lstrip(" -"))
+        return " " * lead if lead else "  "
+
+    return "\n".join(textwrap.fill(line, width(), subsequent_indent=indent(line),
+                                    break_long_words=False, break_on_hyphens=False)
+                      for line in lines)
 
 
 def emit(text: str, output: str | None) -> None:

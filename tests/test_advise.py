@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -155,6 +156,31 @@ def test_cli_prints_the_table_the_recommendation_and_verifies(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["advise", "exp", "--memory", "lots"])
     assert exc.value.code == 2 and "not a size" in capsys.readouterr().err
+
+
+def test_at_100_columns_every_number_is_printed_whole(monkeypatch) -> None:
+    """The table and the sentences wrap between words: each figure of the JSON records
+    stands whole on one line of the text, and no line is wider than the terminal."""
+    from diffkit.bench.advise import _bytes, _err, _secs
+    from diffkit_cli.advise import text
+
+    monkeypatch.setenv("COLUMNS", "100")
+    a = dk.advise("rosenbrock", n=1000, verify=True)
+    lines = text(a).splitlines()
+    assert max(len(line) for line in lines) <= 100
+    data = json.loads(a.to_json())
+    figures = []
+    for c in data["candidates"]:
+        figures += [_err(c["error"]), _secs(c["time_s"]), _bytes(c["peak_bytes"])]
+        figures += [w for w in (c["size"] or "").split() if w[0].isdigit()]
+    for v in data["verified"]:
+        figures += [_err(v["measured_error"]), _secs(v["measured_time_s"])]
+    figures = [f for f in figures if f != "—"]
+    assert len(figures) >= 12
+    for figure in figures:
+        assert any(re.search(rf"(?<![\w.]){re.escape(figure)}(?![\w.])", line)
+                   for line in lines), figure
+    assert "1 calls" not in "\n".join(lines) and "from 1 evaluation" not in "\n".join(lines)
 
 
 def test_one_input_many_outputs_is_forward_mode_and_forward_is_measured_faster() -> None:

@@ -36,7 +36,7 @@ from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not insid
 from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
 from .cells import run_isolated
-from .harness import compare
+from .harness import compare, size_text
 from .measure import TRANSFORMS, error_against
 from .probes import peak_bytes, timed
 from .reference import reference
@@ -44,6 +44,8 @@ from .targets import Target, find_target, kind_for
 from .verdict import point_text
 
 AD = ("reverse", "forward", "compiled")
+EPS = float(np.finfo(float).eps)
+SYMBOLIC_INPUTS = 400  # above this many inputs, symbolic setup is not tried within advise
 NOISE = 1.25  # costs this close are a tie on a shared machine
 CLOSE = 3.0  # the two cheapest this close are measured again (one timing can be 3x off under load)
 NUMERIC = ("numeric[method=central]", "numeric[method=richardson]", "numeric[method=complex]",
@@ -133,15 +135,21 @@ class Advice:
         return "\n".join(lines)
 
     def table(self) -> list[list[str]]:
-        """Header and one row per candidate (display strings)."""
+        """Header and one row per candidate (display strings); the notes, sentences, are
+        :meth:`notes` (under the table, so no column cuts them)."""
         rows = [["method", "status", "error", "setup", "per call", f"cost/{self.calls} calls",
-                 "memory", "note"]]
+                 "memory", "size"]]
         for c in self.candidates:
             rows.append([c.method, c.status if c.measured or c.status != "ok" else "predicted",
                          _err(c.error), _secs(c.setup_s) if c.setup_s else "—", _secs(c.time_s),
                          _secs(c.cost(self.calls) * self.calls) if c.time_s else "—",
-                         _bytes(c.peak_bytes), c.note or c.size])
+                         _bytes(c.peak_bytes), c.size or "—"])
         return rows
+
+    def notes(self) -> list[str]:
+        """One line per candidate that carries a note: why it was predicted, skipped or
+        failed."""
+        return [f"{c.method}: {c.note}" for c in self.candidates if c.note]
 
 
 def _secs(s: float | None) -> str:
@@ -223,8 +231,7 @@ def _measure(t: Target, kind: str, spec: str, timeout: float, memory_mb: float |
         message = out.get("message", "")
         return Candidate(spec, status=status, note=message.splitlines()[0] if message else status)
     stats = out.get("stats") or {}
-    size = ", ".join(f"{k} {v}" for k, v in stats.items() if isinstance(v, (int, float))
-                     and k != "setup_s")
+    size = size_text({"backend": parse_spec(spec)[0], **stats})
     return Candidate(spec, setup_s=float(stats.get("setup_s") or 0.0),
                      time_s=out["time_s"], peak_bytes=out["peak_bytes"], size=size,
                      derivative=out["derivative"])
@@ -253,12 +260,21 @@ def _duel(t: Target, kind: str, a: Candidate, b: Candidate, timeout: float,
             c.time_s, c.setup_s = min(c.time_s, t_s), min(c.setup_s, s_s)
 
 
+def _evaluations(spec: str, n: int) -> int:
+    """Evaluations of f (or its cost in them) one derivative by ``spec`` takes, n inputs."""
+    return {"forward": n, "numeric[method=central]": 2 * n + 1,
+            "numeric[method=richardson]": 8 * n + 1, "numeric[method=complex]": n,
+            "numeric[method=forward]": n + 1}.get(spec, 1)
+
+
 def _predicted(spec: str, n: int, f_time: float, why: str) -> Candidate:
     """A method too slow to run here: its cost from the evaluation count."""
-    evals = {"forward": n, "numeric[method=central]": 2 * n + 1,
-             "numeric[method=richardson]": 8 * n + 1, "numeric[method=complex]": n,
-             "numeric[method=forward]": n + 1, "symbolic": n}.get(spec, n)
-    return Candidate(spec, status="ok", note=why, time_s=evals * f_time * 2.0, measured=False)
+    return Candidate(spec, status="ok", note=why, measured=False,
+                     time_s=_evaluations(spec, n) * f_time * 2.0)
+
+
+def _calls(k: int) -> str:
+    return f"{k} call" if k == 1 else f"{k} calls"
 
 
 def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None,
@@ -304,9 +320,13 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
         if name in AD + ("symbolic",) and not traceable:
             candidates.append(Candidate(spec, status="n/a", note=f"cannot trace f: {why_not}"))
             continue
-        evals = {"forward": n_in, "symbolic": 1}.get(spec, 2 * n_in + 1 if name == "numeric" else 1)
-        if evals * f_time > 1.0 or (spec == "symbolic" and n_in > 400) or \
-                (kind == "grad" and spec == "forward" and n_in > 2000):
+        if spec == "symbolic" and n_in > SYMBOLIC_INPUTS:
+            candidates.append(Candidate(spec, status="skipped", note=(
+                f"not run: SymPy would derive {n_in} partial derivatives (more than "
+                f"{SYMBOLIC_INPUTS}), minutes of setup; measure it with diffkit compare")))
+            continue
+        evals = _evaluations(spec, n_in)
+        if evals * f_time > 1.0 or (kind == "grad" and spec == "forward" and n_in > 2000):
             candidates.append(_predicted(spec, n_in, f_time, f"predicted from {evals} evaluations"
                                          " of f (too slow to run here)"))
             continue
@@ -444,6 +464,8 @@ def _reasons(a: Advice) -> list[str]:
     if sym is not None and sym.status == "ok" and sym.measured:
         out.append(f"Symbolic: setup {_secs(sym.setup_s)} (derive + compile), then "
                    f"{_secs(sym.time_s)} per call; {sym.size or 'sizes n/a'}.")
+    elif sym is not None and sym.status == "skipped":
+        out.append(f"Symbolic: {sym.note}.")
     elif sym is not None and sym.status != "ok":
         out.append(f"Symbolic does not apply: {sym.note}.")
     comp, pays = c.get("compiled"), a.facts.get("compiled_pays_after")
@@ -451,11 +473,12 @@ def _reasons(a: Advice) -> list[str]:
         if a.best.method == "compiled":
             other = a.runner_up.method if a.runner_up else "an eager method"
             out.append(f"Compiled: {_secs(comp.setup_s)} to trace, differentiate and generate "
-                       f"code pays off after {pays} calls ({_secs(comp.time_s)} per call); you "
-                       f"make {a.calls}. For fewer than {pays} calls use {other}.")
+                       f"code pays off after {_calls(pays)} ({_secs(comp.time_s)} per call); you "
+                       f"make {a.calls}." + (f" For fewer than {_calls(pays)} use {other}."
+                                             if pays > 1 else ""))
         else:
             out.append(f"Compiled if you call it more than ~{pays} times: "
-                       f"compile {_secs(comp.setup_s)} pays off after {pays} calls "
+                       f"compile {_secs(comp.setup_s)} pays off after {_calls(pays)} "
                        f"({_secs(comp.time_s)} per call).")
     elif comp is not None and comp.status == "ok" and comp.time_s and a.best is not None \
             and a.best.method != "compiled":
@@ -466,8 +489,13 @@ def _reasons(a: Advice) -> list[str]:
                    "are estimates, and the AD methods' is their agreement, not a measurement.")
     central = c.get("numeric[method=central]")
     if central is not None and central.error is not None:
+        floor = EPS ** (2 / 3)  # the best central differences can do at the best step
+        why = ("truncation and round-off together limit them to about eps^(2/3) = "
+               f"{_err(floor)}" if central.error <= 10 * floor else
+               f"far above their round-off floor eps^(2/3) = {_err(floor)}: truncation "
+               "dominates, f's higher derivatives are large next to the step")
         out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "
-                   "truncation and round-off together limit them to about eps^(2/3).")
+                   f"{why}.")
     if a.facts["noise"] > 1e-12:
         out.append(f"f is noisy (relative noise ~{a.facts['noise']:.1e}): finite differences "
                    "need a larger step, and every method sees the noise.")
