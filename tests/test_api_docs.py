@@ -41,3 +41,14 @@ def test_the_expression_api_and_training_are_documented_member_by_member(site):
     for name in ("diffkit.numpy.where", "diffkit.numpy.sum", "diffkit.numpy.concatenate"):
         assert f'id="{name}"' in numpy_page
     assert 'id="diffkit.optim.Adam"' in (site / "training.html").read_text()
+
+
+def test_the_transforms_page_holds_every_transform_with_described_parameters(site):
+    page = (site / "transforms.html").read_text()
+    for name in ("grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "derivative",
+                 "vmap", "checkpoint", "custom_jvp"):
+        assert f'id="diffkit.{name}"' in page, name
+    start = page.index('id="diffkit.grad"')
+    entry = page[start:page.index('id="diffkit.jvp"')]
+    assert "Parameters" in entry and "The differentiated positional arguments" in entry
+    assert "compiled[fuse=false]" in entry  # the backend parameter's description

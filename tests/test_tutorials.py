@@ -36,3 +36,21 @@ def test_tutorial_runs_as_a_notebook(path):
         assert pictures[path.stem[:2]] in shown
     if path.stem[:2] == "01":
         assert "text/latex" in shown  # dk.closed_form(...) typeset
+
+
+def test_the_documented_jupytext_command_executes_a_tutorial(tmp_path):
+    """README's command: jupytext converts and executes with the environment's kernel."""
+    import shutil
+    import subprocess
+
+    pytest.importorskip("nbconvert")
+    jupytext = shutil.which("jupytext")
+    if jupytext is None:
+        pytest.skip("jupytext's command is not on PATH")
+    script = tmp_path / TUTORIALS[1].name
+    script.write_text(TUTORIALS[1].read_text())
+    done = subprocess.run([jupytext, "--to", "notebook", "--set-kernel", "python3", "--execute",
+                           str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"output_type": "error"' not in script.with_suffix(".ipynb").read_text()

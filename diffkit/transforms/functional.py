@@ -227,6 +227,28 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
     nothing is stored on them (see :mod:`diffkit.transforms.weights`). The default backend is the
     mode's (``dk.set_mode``): reverse mode when eager.
 
+    Parameters
+    ----------
+    f : callable
+        The function; it returns a scalar (with ``has_aux``, a pair ``(scalar, aux)``).
+    argnums : int or tuple of int, optional
+        The differentiated positional arguments (default 0); a tuple gives a tuple of
+        gradients. Each argument may be a number, an array or a tuple/list/dict of them.
+    weights : sequence of Tensor, optional
+        Parameters whose gradients come back too (MindSpore's ``weights``).
+    grad_position : int or tuple of int, optional
+        MindSpore's name for ``argnums``.
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+    has_aux : bool
+        ``f`` returns ``(value, aux)``; ``aux`` is passed through, not differentiated.
+
+    Returns
+    -------
+    callable
+        Taking ``f``'s arguments and returning ``(value, grad)`` (``((value, aux), grad)``).
+
     >>> import diffkit as dk
     >>> dk.value_and_grad(lambda x: x ** 3)(2.0)
     (np.float64(8.0), np.float64(12.0))
@@ -299,6 +321,26 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
     """The gradient of scalar ``f`` w.r.t. argument(s) ``argnums`` (and/or ``weights``,
     as in :func:`value_and_grad`).
 
+    Parameters
+    ----------
+    f : callable
+        A function returning a scalar (a pair ``(scalar, aux)`` with ``has_aux``).
+    argnums : int or tuple of int, optional
+        The differentiated positional arguments (default 0); a tuple gives a tuple of
+        gradients, each shaped like its argument.
+    weights, grad_position
+        MindSpore's spellings, as in :func:`value_and_grad`.
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+    has_aux : bool
+        ``f`` returns ``(value, aux)``; the result is then ``(grad, aux)``.
+
+    Returns
+    -------
+    callable
+        Taking ``f``'s arguments, returning the gradient.
+
     >>> import diffkit as dk, diffkit.numpy as dnp
     >>> dk.grad(lambda x: dnp.sum(x ** 2))([1.0, 2.0])
     array([2., 4.])
@@ -319,6 +361,19 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
         backend: BackendSpec = "forward") -> tuple[Any, Any]:
     """``(f(*primals), J · tangents)``: the directional derivative.
+
+    Parameters
+    ----------
+    f : callable
+        The function, of as many arguments as ``primals`` has entries.
+    primals : tuple
+        The point: one entry per argument of ``f``.
+    tangents : tuple
+        The direction: one entry per primal, of the same shape.
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+        Default: forward mode.
 
     >>> import diffkit as dk, diffkit.numpy as dnp
     >>> dk.jvp(dnp.sin, (0.0,), (2.0,))
@@ -345,6 +400,23 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
 def vjp(f: Callable, *primals: Any, backend: BackendSpec | None = None) -> tuple[Any, Callable]:
     """``(f(*primals), vjp_fn)`` where ``vjp_fn(u)`` gives ``uᵀ J``, one per primal.
 
+    Parameters
+    ----------
+    f : callable
+        The function.
+    *primals
+        The point: one value per argument of ``f``.
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+        Default: reverse mode.
+
+    Returns
+    -------
+    tuple
+        ``f(*primals)`` and the pull-back, which takes a cotangent shaped like the output
+        and returns a tuple with one cotangent per primal.
+
     >>> import diffkit as dk
     >>> y, pull = dk.vjp(lambda x: 3.0 * x, 1.0)
     >>> pull(1.0)
@@ -370,6 +442,21 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
 
     With ``backend=None`` it picks forward mode when there are no more inputs than
     outputs (a pass per input), reverse mode otherwise (a pass per output).
+
+    Parameters
+    ----------
+    f : callable
+        The function.
+    argnums : int or tuple of int
+        The differentiated arguments (default 0); a tuple gives one Jacobian each.
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+
+    Returns
+    -------
+    callable
+        Taking ``f``'s arguments, returning the Jacobian.
 
     >>> import diffkit as dk
     >>> dk.jacobian(lambda x: {"twice": 2 * x, "square": x * x})(3.0)
@@ -410,6 +497,21 @@ def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = 
     gradient); ``backend="reverse"`` is reverse-over-reverse, ``"forward"``
     forward-over-forward.
 
+    Parameters
+    ----------
+    f : callable
+        A function returning a scalar.
+    argnums : int or tuple of int
+        The differentiated arguments (default 0).
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+
+    Returns
+    -------
+    callable
+        Taking ``f``'s arguments, returning the Hessian (nested blocks for a tuple).
+
     >>> import diffkit as dk
     >>> dk.hessian(lambda x, y: x * x * y, argnums=(0, 1))(1.0, 2.0)
     ((np.float64(4.0), np.float64(2.0)), (np.float64(2.0), np.float64(0.0)))
@@ -430,6 +532,20 @@ def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = 
 
 def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
     """The derivative of an elementwise f: R → R at every point of an array, in one pass.
+
+    Parameters
+    ----------
+    f : callable
+        Elementwise: ``f(x)[i]`` depends on ``x[i]`` alone.
+    backend : str or Backend, optional
+        How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
+        ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+        Default: forward mode (one tangent of ones).
+
+    Returns
+    -------
+    callable
+        Taking an array (or a number), returning ``f'`` at each of its entries.
 
     >>> import diffkit as dk, diffkit.numpy as dnp
     >>> dk.derivative(dnp.sin)([0.0, 3.141592653589793])

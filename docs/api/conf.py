@@ -11,7 +11,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 project = "diffkit"
-extensions = ["sphinx.ext.autodoc"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon"]  # numpydoc sections
+napoleon_google_docstring = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 html_theme = "alabaster"

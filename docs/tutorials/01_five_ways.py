@@ -7,7 +7,8 @@
 # error-vs-step "V"), forward and reverse automatic differentiation, and the compiled
 # way (the graph traced once, differentiated graph-to-graph, run as generated code).
 #
-# Run it as a notebook (`jupytext --to notebook 01_five_ways.py`) or as a script.
+# Run it as a script, or as an executed notebook (`pip install ".[notebook]"`, then
+# `jupytext --to notebook --set-kernel python3 --execute 01_five_ways.py`).
 
 # %%
 import numpy as np
