@@ -1,10 +1,10 @@
 """diffkit: symbolic, numeric, forward- and reverse-mode differentiation, side by side.
 
->>> import diffkit as dk, diffkit.numpy as dnp
+>>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
 >>> f = lambda x: dnp.sum(dnp.sin(x) * x)
->>> dk.grad(f)([0.0, 1.0])          # reverse mode (default)
+>>> dk.grad(f)(np.array([0.0, 1.0]))          # reverse mode (default)
 array([0.        , 1.38177329])
->>> dk.grad(f, backend="forward")([0.0, 1.0])
+>>> dk.grad(f, backend="forward")(np.array([0.0, 1.0]))
 array([0.        , 1.38177329])
 """
 

@@ -43,8 +43,34 @@ def _complex_error(where: str) -> DiffkitError:
         "(the numeric backend's complex step is the place complex numbers are used)")
 
 
+def _kind(y: Any) -> str:
+    """The numpy kind of ``y``'s dtype (``"f"``, ``"c"``, ``"b"`` ...; ``"O"`` for anything
+    numpy cannot read as an array)."""
+    if isinstance(y, Box):
+        return np.dtype(y.dtype).kind
+    try:
+        return np.asarray(y).dtype.kind
+    except Exception:
+        return "O"
+
+
+def _not_float(y: Any, transform: str) -> DiffkitError | None:
+    """The error for an output whose dtype has no derivative (bool, int), as JAX refuses."""
+    kind = _kind(y)
+    if kind in "biu":
+        dtype = np.dtype(y.dtype if isinstance(y, Box) else np.asarray(y).dtype)
+        return DiffkitError(
+            f"{transform} requires a float output, but the function returned {dtype.name} "
+            "(a comparison, a count or np.allclose has no derivative); return a float "
+            "(e.g. x.sum(), not x.sum() > 0)")
+    return None
+
+
 def check_scalar(y: Any, transform: str) -> None:
-    """``grad`` and friends need a scalar output."""
+    """``grad`` and friends need a real float scalar output."""
+    wrong = _not_float(y, transform)
+    if wrong is not None:
+        raise wrong
     s = shape(y)
     if s != ():
         raise DiffkitError(
@@ -58,14 +84,13 @@ def check_scalar(y: Any, transform: str) -> None:
 
 
 def check_output(y: Any, transform: str) -> None:
-    """Functions being differentiated must return one array or number."""
+    """Functions being differentiated must return one float array or number."""
+    wrong = _not_float(y, transform)
+    if wrong is not None:
+        raise wrong
     if isinstance(y, Box):
         return
-    try:
-        kind = np.asarray(y).dtype.kind
-    except Exception:
-        kind = "O"
-    if kind not in "biuf":
+    if _kind(y) not in "fc":
         raise DiffkitError(
             f"{transform} requires the function to return a real number or array, got "
             f"{type(y).__name__}; return one array (use has_aux=True for extra outputs)")

@@ -200,6 +200,12 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
             if top is None or t.level > top.level:
                 top = t
     if top is None:
+        for a in args:
+            if type(a) in (list, tuple) and _holds_box(a):
+                raise DiffkitError(
+                    f"{prim.name} got a {type(a).__name__} of values being differentiated: a "
+                    "list or tuple is a container of separate leaves (as in JAX), not an "
+                    "array; stack it first (dnp.stack(x)) or pass an array (np.array([...]))")
         xp = _namespace[0]
         return prim.impl(*args, **params) if xp is None else prim.portable(xp, *args, **params)
     if not top.alive:
@@ -208,6 +214,10 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- boxes
+
+
+def _holds_box(seq: list | tuple) -> bool:
+    return any(isinstance(v, Box) or type(v) in (list, tuple) and _holds_box(v) for v in seq)
 
 
 def primal(x: Any) -> Any:

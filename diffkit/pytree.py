@@ -1,9 +1,14 @@
 """Nested lists, tuples and dicts of arrays ("pytrees", as in JAX).
 
 Gradients come back in the structure of the argument: a dict of parameters gives a
-dict of gradients. Backends see one flat vector when there is more than one leaf.
-A list of plain numbers (``[1.0, 2.0]``, or nested such lists) is one array leaf, as
-numpy reads it; lists holding arrays are structure.
+dict of gradients, a tuple a tuple. Backends see one flat vector when there is more than
+one leaf. As in JAX and autograd, every list and tuple is structure, never an array: a
+list of floats is a list of scalar leaves (``dk.grad(f)([1.0, 2.0])`` returns a list of two
+gradients, and ``f`` receives a list); pass ``np.array([1.0, 2.0])`` for a vector.
+
+>>> leaves, rebuild = flatten({"w": [1.0, (2.0, 3.0)], "b": 4.0})
+>>> leaves, rebuild([10, 20, 30, 40])
+([1.0, 2.0, 3.0, 4.0], {'w': [10, (20, 30)], 'b': 40})
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ Tree = Any
 
 def flatten(tree: Tree) -> tuple[list[Any], Callable[[list[Any]], Tree]]:
     """Leaves in order, and the function that rebuilds the structure from new leaves."""
-    if isinstance(tree, (list, tuple)) and not _numbers(tree):
+    if isinstance(tree, (list, tuple)):
         parts = [flatten(t) for t in tree]
         kind = type(tree)
     elif isinstance(tree, dict):
@@ -42,11 +47,6 @@ def flatten(tree: Tree) -> tuple[list[Any], Callable[[list[Any]], Tree]]:
         return kind(out) if kind in (list, tuple) else kind(*out)  # namedtuples too
 
     return leaves, rebuild
-
-
-def _numbers(seq: list | tuple) -> bool:
-    return bool(seq) and all(isinstance(v, (int, float)) or isinstance(v, (list, tuple))
-                             and _numbers(v) for v in seq)
 
 
 def tree_map(fn: Callable[[Any], Any], tree: Tree) -> Tree:

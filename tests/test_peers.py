@@ -177,8 +177,8 @@ def test_numdifftools_options():
 def test_scipy_counts_evaluations():
     b = make("scipy", {})
     f = catalog.get("booth").fn
-    dk.grad(f, backend=b)([0.5, 1.0])
-    assert b.stats(f, [0.5, 1.0])["fevals"] > 2
+    dk.grad(f, backend=b)(np.array([0.5, 1.0]))
+    assert b.stats(f, np.array([0.5, 1.0]))["fevals"] > 2
 
 
 # --------------------------------------------------------------------------- registration

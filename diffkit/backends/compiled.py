@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import Backend
-from ..checks import as_input
+from ..checks import as_input, check_scalar
 from ..core import Box, DiffkitError, shape
 from .forward import ForwardBackend
 from ..interpreters.reverse import rows
@@ -71,7 +71,7 @@ class CompiledBackend(Backend):
             g = trace(fun, (z,), names=["x"])
             outs, pull = linearize(g, [z])
             value, aux = g.rebuild(outs) if has_aux else (g.rebuild(outs), None)
-            _scalar(value, "grad")
+            check_scalar(value, "grad")
             grad = pull(seed(g))[0]
             return (value, aux, grad) if has_aux else (value, grad)
 
@@ -125,17 +125,9 @@ class CompiledBackend(Backend):
 
             def gradient(w: Any) -> Any:
                 outs, pull = linearize(g, [w])
-                _scalar(outs[0], "hessian")
+                check_scalar(outs[0], "hessian")
                 return pull(seed(g))[0]
 
             return _FORWARD.jacobian(gradient, z)  # forward over the reverse graph
 
         return self._run("hessian", fun, hessian, x)
-
-
-def _scalar(value: Any, transform: str) -> None:
-    if shape(value) != ():
-        raise DiffkitError(
-            f"{transform} requires the function to return a scalar, but it returned shape "
-            f"{shape(value)}; use dk.jacobian or dk.vjp for non-scalar outputs (or reduce it, "
-            "e.g. dnp.sum)")

@@ -30,7 +30,7 @@ class ForwardBackend(Backend):
         return jacobian_forward(fun, x)[1]
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        y, g, aux = jacobian_forward(fun, x, has_aux)
+        y, g, aux = jacobian_forward(fun, x, has_aux, "grad")
         check_scalar(y, "grad")
         return y, aux, g
 

@@ -28,13 +28,13 @@ class ReverseBackend(Backend):
     name = "reverse"
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
-        _, leaf, y, aux = run_on_tape(fun, x, has_aux)
+        _, leaf, y, aux = run_on_tape(fun, x, has_aux, "grad")
         check_scalar(y, "grad")
         value = y.value if type(y) is Tensor else y
         return value, aux, pull(leaf, x, y, np.ones(shape(value), np.result_type(primal(value))), False)
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
-        _, leaf, y, _ = run_on_tape(fun, x)
+        _, leaf, y, _ = run_on_tape(fun, x, transform="vjp")
         value = y.value if type(y) is Tensor else y
 
         def vjp_fn(y_bar: Any) -> Any:

@@ -78,9 +78,10 @@ def zeros(x: Any) -> np.ndarray:
     return np.zeros(shape(x), dtype=np.result_type(x))
 
 
-def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, has_aux: bool = False
-                 ) -> tuple[Any, Any, Any]:
-    """Run ``fun`` on a dual number: ``(fun(x), J(x) x_dot, aux)``."""
+def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, has_aux: bool = False,
+                 transform: str = "jvp") -> tuple[Any, Any, Any]:
+    """Run ``fun`` on a dual number: ``(fun(x), J(x) x_dot, aux)``; ``transform`` names the
+    caller in an error about the output."""
     with new_level(ForwardInterpreter) as interp:
         y = fun(Dual(interp, x, x_dot))
         aux = None
@@ -89,23 +90,24 @@ def push_forward(fun: Callable[[Any], Any], x: Any, x_dot: Any, has_aux: bool = 
             aux = tree_map(lambda v: v.value if type(v) is Dual and v._interp is interp else v, aux)
         if type(y) is Dual and y._interp is interp:
             return y.value, y.tangent, aux
-        check_output(y, "jvp")
+        check_output(y, transform)
         return y, zeros(y), aux
 
 
-def jacobian_forward(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
-                     ) -> tuple[Any, Any, Any]:
+def jacobian_forward(fun: Callable[[Any], Any], x: Any, has_aux: bool = False,
+                     transform: str = "jacobian") -> tuple[Any, Any, Any]:
     """``(f(x), J(x), aux)`` in one forward pass over every unit direction at once.
 
     J has shape ``f(x).shape + x.shape``.
     """
     n = int(np.prod(shape(x)))
     if n == 1:  # one direction: plain dual numbers are cheaper than a batch of one
-        y, y_dot, aux = push_forward(fun, x, np.ones(shape(x), dtype=np.result_type(x)), has_aux)
+        y, y_dot, aux = push_forward(fun, x, np.ones(shape(x), dtype=np.result_type(x)), has_aux,
+                                     transform)
         return y, like_input(reshape(y_dot, shape=shape(y) + shape(x)), x), aux
     seeds = np.eye(n, dtype=np.result_type(x)).reshape((n,) + shape(x))
     with new_level(lambda level: BatchInterpreter(level, n)) as directions:
-        y, y_dot, aux = push_forward(fun, x, Batched(directions, seeds), has_aux)
+        y, y_dot, aux = push_forward(fun, x, Batched(directions, seeds), has_aux, transform)
         y_dots = unbatch(y_dot, directions)  # (n, *y.shape): one row per direction
     k = len(shape(y_dots))
     jac = transpose(y_dots, axes=tuple(range(1, k)) + (0,)) if k > 1 else y_dots

@@ -23,9 +23,10 @@ from .tape import Node, ReverseInterpreter, backprop
 from .tensor import Tensor
 
 
-def run_on_tape(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
-           ) -> tuple[Any, Node, Tensor | Any, Any]:
-    """Run ``fun`` on a fresh tape; returns ``(interpreter, input leaf, output, aux)``."""
+def run_on_tape(fun: Callable[[Any], Any], x: Any, has_aux: bool = False,
+                transform: str = "this transform") -> tuple[Any, Node, Tensor | Any, Any]:
+    """Run ``fun`` on a fresh tape; returns ``(interpreter, input leaf, output, aux)``;
+    ``transform`` names the caller in an error about the output."""
     with new_level(ReverseInterpreter) as interp:
         leaf = Node(None, {}, None, None, ())
         y = fun(Tensor(interp, x, leaf))
@@ -35,7 +36,7 @@ def run_on_tape(fun: Callable[[Any], Any], x: Any, has_aux: bool = False
             aux = tree_map(lambda v: v.value if type(v) is Tensor and v._interp is interp else v,
                            aux)
         if not (type(y) is Tensor and y._interp is interp):
-            check_output(y, "this transform")
+            check_output(y, transform)
     return interp, leaf, y, aux
 
 

@@ -166,7 +166,9 @@ class _Outputs:
         if leaves is None or [shape(v) for v in leaves] != shapes:
             raise DiffkitError("vjp: the cotangent must have the structure and shapes of the "
                                f"output (leaf shapes {shapes}); give one array per output")
-        return np.concatenate([np.reshape(np.asarray(v, dtype=float), -1) for v in leaves])
+        # (through dnp: a cotangent that is itself being differentiated keeps its derivative)
+        return dnp.concatenate([dnp.reshape(v if isinstance(v, Box) else as_input(
+            v, "vjp: the cotangent"), (-1,)) for v in leaves])
 
 
 def _leaves_like(tree: Any, like: Any) -> list[Any] | None:
@@ -341,8 +343,8 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
     callable
         Taking ``f``'s arguments, returning the gradient.
 
-    >>> import diffkit as dk, diffkit.numpy as dnp
-    >>> dk.grad(lambda x: dnp.sum(x ** 2))([1.0, 2.0])
+    >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
+    >>> dk.grad(lambda x: dnp.sum(x ** 2))(np.array([1.0, 2.0]))
     array([2., 4.])
     """
     vg = value_and_grad(f, argnums, weights, grad_position=grad_position, backend=backend,
@@ -547,8 +549,8 @@ def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
     callable
         Taking an array (or a number), returning ``f'`` at each of its entries.
 
-    >>> import diffkit as dk, diffkit.numpy as dnp
-    >>> dk.derivative(dnp.sin)([0.0, 3.141592653589793])
+    >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
+    >>> dk.derivative(dnp.sin)(np.array([0.0, 3.141592653589793]))
     array([ 1., -1.])
     """
     be = as_backend(backend)
@@ -584,8 +586,8 @@ def hvp(f: Callable) -> Callable:
     """``(x, v) -> H(x) v`` for scalar ``f``, without forming the Hessian: the JVP of the
     reverse-mode gradient (forward-over-reverse), about the cost of two gradients.
 
-    >>> import diffkit as dk, diffkit.numpy as dnp
-    >>> dk.hvp(lambda x: dnp.sum(x ** 3))([1.0, 2.0], [1.0, 0.0])
+    >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
+    >>> dk.hvp(lambda x: dnp.sum(x ** 3))(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
     @functools.wraps(f)
