@@ -169,8 +169,9 @@ def render(records: list[dict[str, Any]], fmt: str, columns: Sequence[str] | Non
         cut = i not in fixed
         t.add_column(escape(rows[0][i]), no_wrap=cut, overflow="ellipsis" if cut else "fold",
                      min_width=fixed.get(i), max_width=room // cuts if cut else None)
+    fits = sum(longest[i] for i in keep) + 2 * (len(keep) - 1) <= console.width
     for r in rows[1:]:
-        cells = [escape(r[i] if i not in fixed else _breakable(r[i], fixed[i]))
+        cells = [escape(r[i] if fits or i not in fixed else _breakable(r[i], fixed[i]))
                  for i in keep]  # "[jax]" is text, not rich markup
         if colored and status in keep and r[status] in STATUS_STYLES:
             j = keep.index(status)

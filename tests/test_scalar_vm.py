@@ -242,5 +242,4 @@ def test_show_code_says_a_scalar_program_runs_on_the_tape_vm(capsys):
     except SystemExit as exc:
         assert exc.code in (0, None)
     out = capsys.readouterr().out
-    assert "fused (dk.jit(f, fuse=True), numba): scalar program: 10 instructions on the tape VM" \
-        in out
+    assert "fused (dk.jit(f, fuse=True)): scalar program: 10 instructions on the tape VM" in out
