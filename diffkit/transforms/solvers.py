@@ -1,0 +1,342 @@
+"""Solvers with derivatives: fixed points and roots, differentiated implicitly or unrolled.
+
+A solver's answer x*(θ) satisfies F(x*, θ) = 0. Differentiating the iterations that found
+it (``mode="unrolled"``) keeps every iteration on the tape, so memory and time grow with
+their number, and it gives the derivative of the *iterations*, which reaches the
+derivative of the answer only as they converge. The implicit function theorem gives the
+derivative of the *answer* directly, whatever path led there:
+
+    J · ẋ = −∂F/∂θ · θ̇,    J = ∂F/∂x at (x*, θ)
+
+one linear solve for a JVP (matvecs: JVPs of F in x), one with Jᵀ for a VJP (matvecs:
+VJPs of F in x, from one recording), after which θ̄ = −(∂F/∂θ)ᵀ λ. The solve is dense
+(the Jacobian, then LU) for small systems and matrix-free (BiCGStab) otherwise. Both are
+written with :mod:`diffkit.numpy`, so the rules can be differentiated again (a Hessian of
+a root): each level takes the implicit rule on the values one level down.
+
+The iterations themselves run on plain numbers: no tape, O(1) memory in their count.
+
+>>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
+>>> sqrt = lambda a: dk.root(lambda x, a: x * x - a, 1.0, a)   # x* = √a
+>>> float(dk.grad(sqrt)(4.0))                                  # 1 / (2√a)
+0.25
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import numpy as dnp
+from ..core import Box, DiffkitError, NotApplicable, primal, shape
+from ..pytree import flatten, ravel
+from .custom import _Custom
+from .functional import jacobian, jvp, vjp
+
+MODES = ("implicit", "unrolled")
+LINEAR = ("auto", "dense", "iterative")
+DENSE_UP_TO = 32  # "auto": a dense solve up to this many unknowns, matrix-free above
+
+
+# --------------------------------------------------------------------------- public
+
+
+def fixed_point(f: Callable[..., Any], x0: Any, *params: Any, mode: str = "implicit",
+                tol: float = 1e-12, max_iter: int = 1000, linear: str = "auto") -> Any:
+    """x* with ``x* = f(x*, *params)``, iterated from ``x0``; differentiable in ``params``.
+
+    Stops when a step changes x by at most ``tol·(1 + |x|)`` (max norm); ``tol=0`` runs
+    exactly ``max_iter`` iterations. ``mode="implicit"`` differentiates the answer (the
+    residual ``f(x, θ) − x`` through the implicit function theorem), ``"unrolled"`` the
+    iterations. ``x0`` and ``params`` may be trees; x0 receives no derivative (x* does
+    not depend on it).
+
+    >>> import diffkit as dk, diffkit.numpy as dnp
+    >>> cosine = lambda a: dk.fixed_point(lambda x, a: a * dnp.cos(x), 0.5, a)
+    >>> round(float(cosine(1.0)), 12)                    # the Dottie number
+    0.739085133215
+    >>> round(float(dk.grad(cosine)(1.0)), 12)           # cos x* / (1 + a sin x*)
+    0.456825325356
+    """
+    _check("fixed_point", mode, tol, max_iter, linear)
+    z0, unravel, leaves, rebuild = _flat(x0, params)
+
+    def step(z: Any, *ps: Any) -> Any:
+        return _vector(f(_shaped(unravel, z), *rebuild(list(ps))))
+
+    def iterate(z: Any, *ps: Any) -> Any:
+        return _iterate(step, z, ps, tol, max_iter)
+
+    if mode == "unrolled":
+        return _shaped(unravel, iterate(z0, *leaves))
+    solver = _Implicit(lambda z, *ps: step(z, *ps) - z, iterate, linear, tol, "fixed_point")
+    return _shaped(unravel, solver(z0, *leaves))
+
+
+def root(F: Callable[..., Any], x0: Any, *params: Any, method: str = "newton",
+         mode: str = "implicit", tol: float = 1e-12, max_iter: int = 100,
+         linear: str = "auto") -> Any:
+    """x* with ``F(x*, *params) = 0``, from ``x0``; differentiable in ``params``.
+
+    ``method="newton"``: Newton's method with a backtracking line search on |F|² (the
+    Jacobian by forward mode, dense); it stops when a step moves x by at most
+    ``tol·(1 + |x|)``, ``tol=0`` runs exactly ``max_iter`` steps. ``mode`` and ``linear``
+    as in :func:`fixed_point`.
+
+    >>> import diffkit as dk
+    >>> cube_root = lambda a: dk.root(lambda x, a: x ** 3 - a, 1.0, a)
+    >>> round(float(dk.grad(cube_root)(8.0)), 12)          # 1 / (3 x*²)
+    0.083333333333
+    """
+    _check("root", mode, tol, max_iter, linear)
+    if method != "newton":
+        raise DiffkitError(f"dk.root: method must be 'newton', got {method!r} (for your own "
+                           "solver use dk.custom_root)")
+    z0, unravel, leaves, rebuild = _flat(x0, params)
+
+    def residual(z: Any, *ps: Any) -> Any:
+        return _vector(F(_shaped(unravel, z), *rebuild(list(ps))))
+
+    def newton(z: Any, *ps: Any) -> Any:
+        return _newton(residual, z, ps, tol, max_iter)
+
+    if mode == "unrolled":
+        return _shaped(unravel, newton(z0, *leaves))
+    return _shaped(unravel, _Implicit(residual, newton, linear, tol, "root")(z0, *leaves))
+
+
+def custom_root(f: Callable[[Any], Any], initial_guess: Any,
+                solve: Callable[[Callable, Any], Any],
+                tangent_solve: Callable[[Callable, Any], Any], has_aux: bool = False) -> Any:
+    """A root of ``f`` found by your own ``solve(f, initial_guess)``, differentiated
+    implicitly with respect to the values ``f`` closes over (``jax.lax.custom_root``'s
+    semantics): ``tangent_solve(g, y)`` returns x with ``g(x) = y`` for the linear ``g``
+    (f linearized at the root), e.g. ``lambda g, y: y / g(1.0)`` for a scalar.
+
+    ``solve`` sees f on plain numbers (the derivative dropped), so it may branch and loop
+    freely; with ``has_aux`` it returns ``(root, aux)`` and so does custom_root. First
+    derivatives (forward or reverse); for higher orders pass the parameters explicitly to
+    :func:`root`.
+
+    >>> import diffkit as dk
+    >>> def bisect(f, bracket):
+    ...     lo, hi = bracket
+    ...     for _ in range(80):
+    ...         mid = 0.5 * (lo + hi)
+    ...         lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    ...     return mid
+    >>> sqrt = lambda a: dk.custom_root(lambda x: x * x - a, (0.0, 10.0), bisect,
+    ...                                 lambda g, y: y / g(1.0))
+    >>> round(float(dk.grad(sqrt)(4.0)), 12)
+    0.25
+    """
+    out = solve(lambda x: primal(f(x)), initial_guess)
+    x_hat, aux = out if has_aux else (out, None)
+    x_hat = np.asarray(_numbers(x_hat, "custom_root"), dtype=float)
+    r = f(x_hat)  # its derivative is the closed-over values' pull on the root
+    if isinstance(r, Box):
+        if isinstance(r.value, Box) or r.batched:
+            raise NotApplicable("dk.custom_root gives first derivatives outside vmap; for "
+                                "higher orders or vmap pass the parameters to dk.root(F, x0, "
+                                "*params)")
+        jac = np.asarray(primal(jacobian(lambda x: f(x), backend="forward")(x_hat)))
+        matrix = jac.reshape(x_hat.size, x_hat.size)
+
+        def linearized(u: Any) -> Any:
+            return dnp.reshape(dnp.matmul(matrix, dnp.reshape(u, (-1,))), shape(x_hat))
+
+        step = tangent_solve(linearized, r)
+        x_hat = x_hat - (step - primal(step))  # the value of x_hat, the derivative −J⁻¹ ∂f/∂θ
+    return (x_hat, aux) if has_aux else x_hat
+
+
+# --------------------------------------------------------------------------- the implicit rule
+
+
+class _Implicit(_Custom):
+    """x*(θ) with ``residual(x*, θ) = 0``, found by ``solve(x0, *θ)``, as one custom rule."""
+
+    def __init__(self, residual: Callable[..., Any], solve: Callable[..., Any], linear: str,
+                 tol: float, name: str) -> None:
+        self.residual, self.fun, self.linear, self.tol, self.name = (residual, solve, linear,
+                                                                     tol, name)
+
+    def jvp(self, xs: list, x_dots: list) -> tuple[Any, Any]:
+        x = self(*xs)
+        params, param_dots = xs[1:], x_dots[1:]
+        _, b = jvp(self.residual, (x, *params), (np.zeros(shape(x)), *param_dots))
+        at_x = lambda z: self.residual(z, *params)  # noqa: E731
+        if self._dense(x):
+            return x, -dnp.linalg.solve(jacobian(at_x, backend="forward")(x), b)
+        return x, -_bicgstab(lambda u: jvp(at_x, (x,), (u,))[1], b, self.tol, self.name)
+
+    def fwd(self, *xs: Any) -> tuple[Any, Any]:
+        x = self(*xs)
+        return x, (x, xs)
+
+    def bwd(self, res: Any, y_bar: Any) -> tuple[Any, ...]:
+        x, xs = res
+        _, pull = vjp(self.residual, x, *xs[1:], backend="reverse")
+        if self._dense(x):  # Jᵀ by rows: row i of J is e_iᵀ J
+            jac = dnp.stack([pull(e)[0] for e in np.eye(x.size)])
+            lam = dnp.linalg.solve(dnp.transpose(jac), y_bar)
+        else:
+            lam = _bicgstab(lambda w: pull(w)[0], y_bar, self.tol, self.name)
+        return (None, *pull(-lam)[1:])
+
+    def batched(self, axes: list[int | None]) -> _Custom:
+        return per_example(self, axes)
+
+    def _dense(self, x: Any) -> bool:
+        return self.linear == "dense" or self.linear == "auto" and x.size <= DENSE_UP_TO
+
+
+class _Unrolled(_Custom):
+    """``fun`` differentiated through its body, whose own custom calls carry their rules."""
+
+    def __init__(self, fun: Callable[..., Any], name: str) -> None:
+        self.fun, self.name = fun, name
+
+    def jvp(self, xs: list, x_dots: list) -> tuple[Any, Any]:
+        return jvp(self.fun, tuple(xs), tuple(x_dots))
+
+    def fwd(self, *xs: Any) -> tuple[Any, Any]:
+        return self.fun(*xs), xs
+
+    def bwd(self, xs: Any, y_bar: Any) -> tuple[Any, ...]:
+        return vjp(self.fun, *xs, backend="reverse")[1](y_bar)
+
+    def batched(self, axes: list[int | None]) -> _Custom:
+        return per_example(self, axes)
+
+
+def per_example(c: _Custom, axes: list[int | None]) -> _Custom:
+    """``c`` under vmap: one call per example (a solver's iteration count and step sizes
+    differ per example), stacked; ``axes`` are 0 (batched) or None, as custom rules get them."""
+    def each(*xs: Any) -> Any:
+        n = next(shape(x)[0] for x, ax in zip(xs, axes) if ax is not None)
+        return dnp.stack([c(*[x[i] if ax is not None else x for x, ax in zip(xs, axes)])
+                          for i in range(n)])
+    return _Unrolled(each, c.name)
+
+
+# --------------------------------------------------------------------------- iterations
+
+
+def _iterate(step: Callable[..., Any], x: Any, params: tuple, tol: float, max_iter: int) -> Any:
+    for _ in range(max_iter):
+        x_new = step(x, *params)
+        if tol and _moved(x_new, x) <= tol * (1.0 + _size(x_new)):
+            return x_new
+        x = x_new
+    if tol:
+        raise DiffkitError(f"dk.fixed_point did not converge in max_iter={max_iter} iterations "
+                           f"(last change {_moved(x_new, step(x, *params)):.3g}); raise max_iter "
+                           "or tol, or check that f is a contraction near x0")
+    return x
+
+
+def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
+            max_iter: int) -> Any:
+    for _ in range(max_iter):
+        r = residual(x, *params)
+        norm = _size(r)
+        if tol and norm == 0.0:
+            return x
+        jac = jacobian(lambda z: residual(z, *params), backend="forward")(x)
+        dx = dnp.linalg.solve(jac, -r)
+        s, x_new = 1.0, x + dx
+        for _ in range(30):  # backtrack until |F| falls (Armijo, c = 1e-4)
+            if _size(residual(x_new, *params)) <= (1.0 - 1e-4 * s) * norm:
+                break
+            s *= 0.5
+            x_new = x + s * dx
+        else:
+            x_new = x + dx  # no decrease at rounding level: take the Newton step
+        if tol and _moved(x_new, x) <= tol * (1.0 + _size(x_new)):
+            return x_new
+        x = x_new
+    if tol:
+        raise DiffkitError(f"dk.root: Newton did not converge in max_iter={max_iter} steps "
+                           f"(|F| = {_size(residual(x, *params)):.3g}); try another x0, or "
+                           "raise max_iter or tol")
+    return x
+
+
+def _bicgstab(matvec: Callable[[Any], Any], b: Any, tol: float, name: str) -> Any:
+    """x with ``matvec(x) = b`` by BiCGStab (van der Vorst), in :mod:`diffkit.numpy` ops."""
+    x, r = 0.0 * b, b
+    r_hat, p, v = primal(b), 0.0 * b, 0.0 * b
+    rho = alpha = omega = 1.0
+    goal = max(tol, 1e-14) * _size(b)
+    for _ in range(10 * b.size + 10):
+        if _size(r) <= goal:
+            return x
+        rho_new = dnp.sum(r_hat * r)
+        p = r + (rho_new / rho) * (alpha / omega) * (p - omega * v)
+        v = matvec(p)
+        alpha = rho_new / dnp.sum(r_hat * v)
+        s = r - alpha * v
+        if _size(s) <= goal:
+            return x + alpha * p
+        t = matvec(s)
+        omega = dnp.sum(t * s) / dnp.sum(t * t)
+        x, r, rho = x + alpha * p + omega * s, s - omega * t, rho_new
+    raise DiffkitError(f"dk.{name}: the matrix-free linear solve of the implicit derivative did "
+                       f"not converge (|r| = {_size(r):.3g}); pass linear='dense'")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check(name: str, mode: str, tol: float, max_iter: int, linear: str) -> None:
+    if mode not in MODES:
+        raise DiffkitError(f"dk.{name}: mode must be one of {MODES}, got {mode!r}")
+    if linear not in LINEAR:
+        raise DiffkitError(f"dk.{name}: linear must be one of {LINEAR}, got {linear!r}")
+    if not (isinstance(max_iter, int) and max_iter >= 1) or not tol >= 0:
+        raise DiffkitError(f"dk.{name}: max_iter must be an int >= 1 and tol >= 0, got "
+                           f"max_iter={max_iter!r}, tol={tol!r}")
+
+
+def _flat(x0: Any, params: tuple) -> tuple[Any, Callable, list, Callable]:
+    """x0 as one vector (and the way back), params as leaves (and the way back)."""
+    x_leaves, x_rebuild = flatten(x0)
+    z0, split = ravel([_array(x) for x in x_leaves])
+    leaves, rebuild = flatten(params)
+    return dnp.reshape(z0, (-1,)), (shape(z0), split, x_rebuild), leaves, rebuild
+
+
+def _shaped(unravel: tuple, z: Any) -> Any:
+    z_shape, split, x_rebuild = unravel
+    return x_rebuild(split(dnp.reshape(z, z_shape)))
+
+
+def _vector(tree: Any) -> Any:
+    leaves, _ = flatten(tree)
+    return dnp.reshape(ravel([_array(x) for x in leaves])[0], (-1,))
+
+
+def _array(x: Any) -> Any:
+    return x if isinstance(x, Box) else np.asarray(x, dtype=float)
+
+
+def _numbers(x: Any, name: str) -> Any:
+    """The plain numbers of ``x``, for a solver's decisions (convergence, step sizes)."""
+    v = primal(x)
+    if isinstance(v, Box):  # a graph being traced has no numbers
+        raise NotApplicable(f"n/a: dk.{name} decides when to stop on the values, which the "
+                            "compiled backend's trace (once for all values) does not have; use "
+                            "an eager backend (forward, reverse)")
+    return v
+
+
+def _size(x: Any) -> float:
+    return float(np.max(np.abs(_numbers(x, "solver")), initial=0.0))
+
+
+def _moved(a: Any, b: Any) -> float:
+    return float(np.max(np.abs(np.asarray(_numbers(a, "solver")) - _numbers(b, "solver")),
+                        initial=0.0))
