@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, NotApplicable, shape
+from ..core import Box, DiffkitError, NotApplicable, primal, shape
 from .solvers import _numbers
 
 Leaves = list
@@ -130,9 +130,9 @@ def grid_of(rhs: Rhs, y: Leaves, t: Any, ps: Leaves, options: Options
     n_intervals = shape(t)[0] - 1
     if options.method == "rk4":
         return [np.linspace(0.0, 1.0, options.steps + 1)] * n_intervals, None
-    y = [np.asarray(_numbers(v, "odeint"), dtype=float) for v in y]
-    ps = [_numbers(p, "odeint") for p in ps]
-    t = np.asarray(_numbers(t, "odeint"), dtype=float)
+    y = [np.asarray(_values(v), dtype=float) for v in y]
+    ps = [_values(p) for p in ps]
+    t = np.asarray(_values(t), dtype=float)
     f0 = rhs(y, t[0], ps)
     h = _first_step(rhs, y, t[0], ps, f0, options) if n_intervals else 0.0
     grid, outputs, stiff = [], [y], _Stiffness()
@@ -200,6 +200,10 @@ def _first_step(rhs: Rhs, y: Leaves, t0: float, ps: Leaves, f0: Leaves, o: Optio
     return min(100 * h0, h1)
 
 
+def _values(x: Any) -> Any:
+    return _numbers(x, "odeint", "its adaptive steps (method='rk4' compiles)")
+
+
 def _rms(leaves: Leaves) -> float:
     total = sum(float(np.sum(np.square(v))) for v in leaves)
     count = sum(max(1, np.size(v)) for v in leaves)
@@ -216,10 +220,10 @@ def array(x: Any) -> Any:
 def times(t: Any) -> Any:
     """``t`` as an array of increasing times (checked on its numbers)."""
     t = array(t)
-    values = _numbers(t, "odeint") if not isinstance(t, Box) or not t.abstract else None
     if len(shape(t)) != 1 or shape(t)[0] < 1:
         raise DiffkitError(f"dk.odeint: t must be a 1-d array of times, got shape {shape(t)}")
-    if values is not None and not isinstance(values, Box) and np.any(np.diff(values) <= 0):
+    values = primal(t)
+    if not isinstance(values, Box) and np.any(np.diff(values) <= 0):
         raise DiffkitError("dk.odeint: t must be strictly increasing (as in "
                            "jax.experimental.ode.odeint)")
     return t
