@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, shape
+from ..core import Box, DiffkitError, NotApplicable, primal, shape
 from ..pytree import flatten
 from . import rk
 from .checkpoint import checkpoint
@@ -84,6 +84,10 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *params: Any, rtol: float 
     ode = _ODE(rhs, len(y_leaves), options, adjoint)
     args = (*y_leaves, t, *p_leaves)
     packed = ode.fun(*args) if adjoint in ("discrete", "checkpointed") else ode(*args)
+    values = primal(packed)
+    if not isinstance(values, Box) and not np.all(np.isfinite(values)):
+        raise NotApplicable("n/a: dk.odeint: the solution overflowed (not finite): explicit "
+                            "steps are unstable here (a stiff problem, or too few rk4 steps)")
     return y_rebuild(rk.unpack(packed, shapes))
 
 

@@ -71,7 +71,8 @@ def fixed_point(f: Callable[..., Any], x0: Any, *params: Any, mode: str = "impli
 
     if mode == "unrolled":
         return _shaped(unravel, iterate(z0, *leaves))
-    solver = _Implicit(lambda z, *ps: step(z, *ps) - z, iterate, linear, tol, "fixed_point")
+    solver = _Implicit(lambda z, *ps: step(z, *ps) - z, iterate,
+                       linear_solver(linear, tol, "fixed_point"), "fixed_point")
     return _shaped(unravel, solver(z0, *leaves))
 
 
@@ -104,7 +105,8 @@ def root(F: Callable[..., Any], x0: Any, *params: Any, method: str = "newton",
 
     if mode == "unrolled":
         return _shaped(unravel, newton(z0, *leaves))
-    return _shaped(unravel, _Implicit(residual, newton, linear, tol, "root")(z0, *leaves))
+    solver = _Implicit(residual, newton, linear_solver(linear, tol, "root"), "root")
+    return _shaped(unravel, solver(z0, *leaves))
 
 
 def custom_root(f: Callable[[Any], Any], initial_guess: Any,
@@ -112,65 +114,89 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
                 tangent_solve: Callable[[Callable, Any], Any], has_aux: bool = False) -> Any:
     """A root of ``f`` found by your own ``solve(f, initial_guess)``, differentiated
     implicitly with respect to the values ``f`` closes over (``jax.lax.custom_root``'s
-    semantics): ``tangent_solve(g, y)`` returns x with ``g(x) = y`` for the linear ``g``
-    (f linearized at the root), e.g. ``lambda g, y: y / g(1.0)`` for a scalar.
+    semantics): ``tangent_solve(g, y)`` returns x with ``g(x) = y`` for a linear ``g``
+    (f linearized at the root, or its transpose for reverse mode), e.g.
+    ``lambda g, y: y / g(1.0)`` for a scalar, ``lambda g, y: dnp.linalg.solve(
+    dk.jacobian(g)(y), y)`` for a small vector.
 
-    ``solve`` sees f on plain numbers (the derivative dropped), so it may branch and loop
-    freely; with ``has_aux`` it returns ``(root, aux)`` and so does custom_root. First
-    derivatives (forward or reverse); for higher orders pass the parameters explicitly to
-    :func:`root`.
+    ``solve`` sees f with those values as plain numbers, so it may branch, loop and
+    differentiate f in x; with ``has_aux`` it returns ``(root, aux)`` and so does
+    custom_root. The values must be in f's own closure (a variable f names).
 
     >>> import diffkit as dk
-    >>> def bisect(f, bracket):
-    ...     lo, hi = bracket
+    >>> def bisect(f, x0):                  # on [0, 10], whatever x0
+    ...     lo, hi = 0.0, 10.0
     ...     for _ in range(80):
     ...         mid = 0.5 * (lo + hi)
     ...         lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
     ...     return mid
-    >>> sqrt = lambda a: dk.custom_root(lambda x: x * x - a, (0.0, 10.0), bisect,
+    >>> sqrt = lambda a: dk.custom_root(lambda x: x * x - a, 1.0, bisect,
     ...                                 lambda g, y: y / g(1.0))
     >>> round(float(dk.grad(sqrt)(4.0)), 12)
     0.25
     """
-    out = solve(lambda x: primal(f(x)), initial_guess)
-    x_hat, aux = out if has_aux else (out, None)
-    x_hat = np.asarray(_numbers(x_hat, "custom_root"), dtype=float)
-    r = f(x_hat)  # its derivative is the closed-over values' pull on the root
-    if isinstance(r, Box):
-        if isinstance(r.value, Box) or r.batched:
-            raise NotApplicable("dk.custom_root gives first derivatives outside vmap; for "
-                                "higher orders or vmap pass the parameters to dk.root(F, x0, "
-                                "*params)")
-        jac = np.asarray(primal(jacobian(lambda x: f(x), backend="forward")(x_hat)))
-        matrix = jac.reshape(x_hat.size, x_hat.size)
+    residual, leaves = _closure_converted(f)
+    aux: list = []
 
-        def linearized(u: Any) -> Any:
-            return dnp.reshape(dnp.matmul(matrix, dnp.reshape(u, (-1,))), shape(x_hat))
+    def run(x0: Any, *ps: Any) -> Any:
+        out = solve(lambda x: residual(x, *ps), x0)
+        if has_aux:
+            aux[:] = [out[1]]
+            out = out[0]
+        return _array(out)
 
-        step = tangent_solve(linearized, r)
-        x_hat = x_hat - (step - primal(step))  # the value of x_hat, the derivative −J⁻¹ ∂f/∂θ
-    return (x_hat, aux) if has_aux else x_hat
+    x = _Implicit(residual, run, tangent_solve, "custom_root")(_array(initial_guess), *leaves)
+    if isinstance(residual(primal(x), *[primal(p) for p in leaves]), Box):
+        raise NotApplicable("dk.custom_root: f reads a value being differentiated that is not "
+                            "in its own closure (through another function or an object); name "
+                            "it in f, or pass it to dk.root(F, x0, *params)")
+    return (x, aux[0]) if has_aux else x
+
+
+def _closure_converted(f: Callable[[Any], Any]) -> tuple[Callable[..., Any], list]:
+    """``f(x)`` as ``residual(x, *leaves)``: the boxes among f's closed-over values (trees
+    too) become arguments, swapped into f's cells for the call."""
+    cells = [c for c in (getattr(f, "__closure__", None) or ())
+             if any(isinstance(v, Box) for v in _cell_leaves(c))]
+    leaves, rebuild = flatten([c.cell_contents for c in cells])
+
+    def residual(x: Any, *ps: Any) -> Any:
+        saved = [c.cell_contents for c in cells]
+        for c, v in zip(cells, rebuild(list(ps))):
+            c.cell_contents = v
+        try:
+            return f(x)
+        finally:
+            for c, v in zip(cells, saved):
+                c.cell_contents = v
+
+    return residual, leaves
+
+
+def _cell_leaves(cell: Any) -> list:
+    try:
+        return flatten(cell.cell_contents)[0]
+    except ValueError:  # an empty cell (a name not bound yet)
+        return []
 
 
 # --------------------------------------------------------------------------- the implicit rule
 
 
 class _Implicit(_Custom):
-    """x*(θ) with ``residual(x*, θ) = 0``, found by ``solve(x0, *θ)``, as one custom rule."""
+    """x*(θ) with ``residual(x*, θ) = 0``, found by ``solve(x0, *θ)``, as one custom rule;
+    ``linear_solve(matvec, b)`` solves the linear systems of its derivatives."""
 
-    def __init__(self, residual: Callable[..., Any], solve: Callable[..., Any], linear: str,
-                 tol: float, name: str) -> None:
-        self.residual, self.fun, self.linear, self.tol, self.name = (residual, solve, linear,
-                                                                     tol, name)
+    def __init__(self, residual: Callable[..., Any], solve: Callable[..., Any],
+                 linear_solve: Callable[[Callable, Any], Any], name: str) -> None:
+        self.residual, self.fun, self.linear_solve, self.name = residual, solve, linear_solve, name
 
     def jvp(self, xs: list, x_dots: list) -> tuple[Any, Any]:
         x = self(*xs)
         params, param_dots = xs[1:], x_dots[1:]
         _, b = jvp(self.residual, (x, *params), (np.zeros(shape(x)), *param_dots))
         at_x = lambda z: self.residual(z, *params)  # noqa: E731
-        if self._dense(x):
-            return x, -dnp.linalg.solve(jacobian(at_x, backend="forward")(x), b)
-        return x, -_bicgstab(lambda u: jvp(at_x, (x,), (u,))[1], b, self.tol, self.name)
+        return x, -self.linear_solve(lambda u: jvp(at_x, (x,), (u,))[1], b)
 
     def fwd(self, *xs: Any) -> tuple[Any, Any]:
         x = self(*xs)
@@ -179,18 +205,26 @@ class _Implicit(_Custom):
     def bwd(self, res: Any, y_bar: Any) -> tuple[Any, ...]:
         x, xs = res
         _, pull = vjp(self.residual, x, *xs[1:], backend="reverse")
-        if self._dense(x):  # Jᵀ by rows: row i of J is e_iᵀ J
-            jac = dnp.stack([pull(e)[0] for e in np.eye(x.size)])
-            lam = dnp.linalg.solve(dnp.transpose(jac), y_bar)
-        else:
-            lam = _bicgstab(lambda w: pull(w)[0], y_bar, self.tol, self.name)
+        lam = self.linear_solve(lambda w: pull(w)[0], y_bar)  # Jᵀλ = ȳ
         return (None, *pull(-lam)[1:])
 
     def batched(self, axes: list[int | None]) -> _Custom:
         return per_example(self, axes)
 
-    def _dense(self, x: Any) -> bool:
-        return self.linear == "dense" or self.linear == "auto" and x.size <= DENSE_UP_TO
+
+def linear_solver(linear: str, tol: float, name: str) -> Callable[[Callable, Any], Any]:
+    """``solve(matvec, b)``: dense (the matrix from n matvecs, then LU) or BiCGStab
+    (matrix-free); ``"auto"`` is dense up to DENSE_UP_TO unknowns."""
+    def solve(matvec: Callable[[Any], Any], b: Any) -> Any:
+        if linear == "iterative" or linear == "auto" and b.size > DENSE_UP_TO:
+            return _bicgstab(matvec, b, tol, name)
+        units = np.eye(b.size).reshape((b.size,) + shape(b))
+        matrix = dnp.reshape(dnp.stack([matvec(e) for e in units], axis=-1), (b.size, b.size))
+        x = _solve(matrix, dnp.reshape(b, (-1,)), f"dk.{name}: the Jacobian of the residual at "
+                   "the solution is singular, so the solution is not locally unique and has no "
+                   "implicit derivative")
+        return dnp.reshape(x, shape(b))
+    return solve
 
 
 class _Unrolled(_Custom):
@@ -243,18 +277,18 @@ def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
     for _ in range(max_iter):
         r = residual(x, *params)
         norm = _size(r)
-        if tol and norm == 0.0:
-            return x
         jac = jacobian(lambda z: residual(z, *params), backend="forward")(x)
-        dx = dnp.linalg.solve(jac, -r)
+        dx = _solve(jac, -r, f"dk.root: the Jacobian of F is singular at x = {_numbers(x, 'root')}"
+                    "; start Newton from another x0")
         s, x_new = 1.0, x + dx
-        for _ in range(30):  # backtrack until |F| falls (Armijo, c = 1e-4)
+        tiny = _size(dx) <= 1e-12 * (1.0 + _size(x))  # at rounding level: take the step
+        for _ in range(0 if tiny else 30):  # backtrack until |F| falls (Armijo, c = 1e-4)
             if _size(residual(x_new, *params)) <= (1.0 - 1e-4 * s) * norm:
                 break
             s *= 0.5
             x_new = x + s * dx
         else:
-            x_new = x + dx  # no decrease at rounding level: take the Newton step
+            x_new = x + dx  # no decrease found: the full Newton step
         if tol and _moved(x_new, x) <= tol * (1.0 + _size(x_new)):
             return x_new
         x = x_new
@@ -263,6 +297,13 @@ def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
                            f"(|F| = {_size(residual(x, *params)):.3g}); try another x0, or "
                            "raise max_iter or tol")
     return x
+
+
+def _solve(matrix: Any, b: Any, singular: str) -> Any:
+    try:
+        return dnp.linalg.solve(matrix, b)
+    except np.linalg.LinAlgError:
+        raise DiffkitError(singular) from None
 
 
 def _bicgstab(matvec: Callable[[Any], Any], b: Any, tol: float, name: str) -> Any:
