@@ -192,18 +192,26 @@ def test_mistakes_are_one_clear_line(call, words: str) -> None:
     assert "\n" not in str(err.value)
 
 
-def _peak(fun) -> int:
+def _peaks(calls: dict) -> dict:
+    """Peak traced memory of each call above what was live before it, in one tracing session
+    warmed up by a first round (Python's free lists filled, so they are not counted)."""
     tracemalloc.start()
     try:
-        fun()
-        return tracemalloc.get_traced_memory()[1]
+        peaks = {}
+        for _ in range(2):
+            for key, call in calls.items():
+                tracemalloc.reset_peak()
+                base = tracemalloc.get_traced_memory()[0]
+                call()
+                peaks[key] = tracemalloc.get_traced_memory()[1] - base
+        return peaks
     finally:
         tracemalloc.stop()
 
 
 @pytest.mark.parametrize("solver", ("fixed_point", "root"))
 def test_implicit_memory_does_not_grow_with_iterations(solver: str) -> None:
-    n = 200 if solver == "fixed_point" else 20
+    n = 200 if solver == "fixed_point" else 40
     b = np.linspace(0.1, 1.0, n)
     if solver == "fixed_point":
         run = lambda b, k, mode: dk.fixed_point(lambda x, b: 0.5 * dnp.tanh(x) + b,  # noqa: E731
@@ -212,7 +220,7 @@ def test_implicit_memory_does_not_grow_with_iterations(solver: str) -> None:
         run = lambda b, k, mode: dk.root(lambda x, b: x + 0.5 * dnp.tanh(x) - b,  # noqa: E731
                                          np.zeros(n), b, tol=0.0, max_iter=k, mode=mode,
                                          linear="iterative")
-    peaks = {(k, mode): _peak(lambda: dk.grad(lambda b: dnp.sum(run(b, k, mode)))(b))
-             for k in (10, 100) for mode in MODES}
-    assert peaks[100, "implicit"] <= 1.5 * peaks[10, "implicit"]
+    peaks = _peaks({(k, mode): lambda k=k, mode=mode: dk.grad(lambda b: dnp.sum(run(b, k, mode)))(b)
+                    for k in (10, 100) for mode in MODES})
+    assert peaks[100, "implicit"] <= 1.3 * peaks[10, "implicit"]
     assert peaks[100, "unrolled"] >= 3 * peaks[10, "unrolled"]  # the tape keeps every step

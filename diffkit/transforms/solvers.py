@@ -220,9 +220,9 @@ def linear_solver(linear: str, tol: float, name: str) -> Callable[[Callable, Any
             return _bicgstab(matvec, b, tol, name)
         units = np.eye(b.size).reshape((b.size,) + shape(b))
         matrix = dnp.reshape(dnp.stack([matvec(e) for e in units], axis=-1), (b.size, b.size))
-        x = _solve(matrix, dnp.reshape(b, (-1,)), f"dk.{name}: the Jacobian of the residual at "
-                   "the solution is singular, so the solution is not locally unique and has no "
-                   "implicit derivative")
+        x = _solve(matrix, dnp.reshape(b, (-1,)), lambda: f"dk.{name}: the Jacobian of the "
+                   "residual at the solution is singular, so the solution is not locally unique "
+                   "and has no implicit derivative")
         return dnp.reshape(x, shape(b))
     return solve
 
@@ -278,8 +278,8 @@ def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
         r = residual(x, *params)
         norm = _size(r)
         jac = jacobian(lambda z: residual(z, *params), backend="forward")(x)
-        dx = _solve(jac, -r, f"dk.root: the Jacobian of F is singular at x = {_numbers(x, 'root')}"
-                    "; start Newton from another x0")
+        dx = _solve(jac, -r, lambda: f"dk.root: the Jacobian of F is singular at x = "
+                    f"{_numbers(x, 'root')}; start Newton from another x0")
         s, x_new = 1.0, x + dx
         tiny = _size(dx) <= 1e-12 * (1.0 + _size(x))  # at rounding level: take the step
         for _ in range(0 if tiny else 30):  # backtrack until |F| falls (Armijo, c = 1e-4)
@@ -299,11 +299,11 @@ def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
     return x
 
 
-def _solve(matrix: Any, b: Any, singular: str) -> Any:
+def _solve(matrix: Any, b: Any, singular: Callable[[], str]) -> Any:
     try:
         return dnp.linalg.solve(matrix, b)
     except np.linalg.LinAlgError:
-        raise DiffkitError(singular) from None
+        raise DiffkitError(singular()) from None
 
 
 def _bicgstab(matvec: Callable[[Any], Any], b: Any, tol: float, name: str) -> Any:
