@@ -41,7 +41,7 @@ from ..pytree import flatten
 from . import rk
 from .checkpoint import checkpoint
 from .custom import _Custom
-from .functional import jvp, vjp
+from .functional import jacobian, jvp, vjp
 from .solvers import per_example
 
 ADJOINTS = ("discrete", "checkpointed", "continuous", "forward")
@@ -153,8 +153,12 @@ class _ODE(_Custom):
 
     def bwd(self, res: Any, g: Any) -> tuple[Any, ...]:
         xs, packed = res
-        if self.adjoint == "forward":
-            return vjp(self._frozen(xs), *xs, backend="forward")[1](g)
+        if self.adjoint == "forward":  # sensitivities s = ∂y/∂x, one tangent pass per input
+            sens = jacobian(self._frozen(xs), argnums=tuple(range(len(xs))),
+                            backend="forward")(*xs)
+            g_flat = dnp.reshape(g, (-1,))
+            return tuple(dnp.reshape(dnp.matmul(g_flat, dnp.reshape(s, (g_flat.size, -1))),
+                                     shape(x)) for s, x in zip(sens, xs))
         return self._continuous(xs, packed, g)
 
     def _continuous(self, xs: Any, packed: Any, g: Any) -> tuple[Any, ...]:
@@ -189,9 +193,10 @@ def _adjoint_rhs(rhs: Callable, n: int, state: Leaves, s: Any, ps: Leaves) -> Le
     """The augmented system in reversed time s = −t: y' = −f, a' = (∂f/∂y)ᵀa,
     θ̄' = (∂f/∂θ)ᵀa."""
     y, a = state[:n], state[n:2 * n]
-    f_y, pull = vjp(lambda *u: tuple(rhs(list(u[:n]), -s, list(u[n:]))), *y, *ps,
+    f_y, pull = vjp(lambda *u: rk.pack([rhs(list(u[:n]), -s, list(u[n:]))])[0], *y, *ps,
                     backend="reverse")
-    bars = pull(tuple(a))
+    bars = pull(rk.pack([a])[0])
+    f_y = [v[0] for v in rk.unpack(dnp.reshape(f_y, (1, -1)), [shape(v) for v in y])]
     return [-v for v in f_y] + list(bars)
 
 

@@ -146,6 +146,9 @@ def grid_of(rhs: Rhs, y: Leaves, t: Any, ps: Leaves, options: Options
             error = combine([0.0 * v for v in y], h, DOPRI5.e, ks + [f_new])
             ratio = _rms([e / (options.atol + options.rtol * np.maximum(abs(a), abs(b)))
                           for e, a, b in zip(error, y, y_new)])
+            if not np.isfinite(ratio) or h < 1e-14 * max(1.0, abs(now)):
+                raise DiffkitError(f"dk.odeint: the step size fell to {h:.3g} at t={now:.6g} "
+                                   "(the solution blows up or is not smooth there)")
             if ratio <= 1.0:
                 stiff.check(y, y_new, ks, f_new, now, h)
                 now, y, f0, taken = (end if last else now + h), y_new, f_new, taken + 1
@@ -153,9 +156,6 @@ def grid_of(rhs: Rhs, y: Leaves, t: Any, ps: Leaves, options: Options
                 if taken > options.mxstep:
                     raise DiffkitError(f"dk.odeint: more than mxstep={options.mxstep} steps in "
                                        f"[{t[i]}, {end}]; raise mxstep or loosen rtol/atol")
-            elif not np.isfinite(ratio) or h < 1e-14 * max(1.0, abs(now)):
-                raise DiffkitError(f"dk.odeint: the step size fell to {h:.3g} at t={now:.6g} "
-                                   "(the solution blows up or is not smooth there)")
             h *= min(10.0, max(0.2, 0.9 * ratio ** -0.2)) if ratio > 0 else 10.0
         fractions[-1] = 1.0
         grid.append(np.array(fractions))
@@ -201,6 +201,14 @@ def _first_step(rhs: Rhs, y: Leaves, t0: float, ps: Leaves, f0: Leaves, o: Optio
 
 
 def _values(x: Any) -> Any:
+    """The numbers that choose the steps: one problem's, not a batch's."""
+    box = x
+    while isinstance(box, Box):
+        if box.batched:
+            raise NotApplicable("n/a: dk.odeint chooses adaptive steps per problem, and vmap "
+                                "outside a derivative batches the problems inside it; use "
+                                "method='rk4', or put dk.vmap inside (dk.jacobian(dk.vmap(f)))")
+        box = box.value
     return _numbers(x, "odeint", "its adaptive steps (method='rk4' compiles)")
 
 
