@@ -145,11 +145,21 @@ class _ODE(_Custom):
         return lambda *xs: rk.pack(self.march(*self.split(xs), grid))
 
     def jvp(self, xs: list, x_dots: list) -> tuple[Any, Any]:
+        self._no_closure(xs)
         return jvp(self._frozen(xs), tuple(xs), tuple(x_dots))
 
     def fwd(self, *xs: Any) -> tuple[Any, Any]:
+        self._no_closure(xs)
         packed = self(*xs)
         return packed, (xs, packed)
+
+    def _no_closure(self, xs: Any) -> None:
+        """The rule differentiates in the arguments only: func must not read others."""
+        y0, t, ps = self.split([primal(x) for x in xs])
+        if any(isinstance(v, Box) for v in self.rhs(y0, t[0], ps)):
+            raise DiffkitError(f"dk.odeint(adjoint={self.adjoint!r}): func reads a value being "
+                               "differentiated that is not among its arguments (a closure); "
+                               "pass it as a parameter: odeint(func, y0, t, *params)")
 
     def bwd(self, res: Any, g: Any) -> tuple[Any, ...]:
         xs, packed = res

@@ -133,6 +133,7 @@ def grid_of(rhs: Rhs, y: Leaves, t: Any, ps: Leaves, options: Options
     y = [np.asarray(_values(v), dtype=float) for v in y]
     ps = [_values(p) for p in ps]
     t = np.asarray(_values(t), dtype=float)
+    rhs = plain(rhs)
     f0 = rhs(y, t[0], ps)
     h = _first_step(rhs, y, t[0], ps, f0, options) if n_intervals else 0.0
     grid, outputs, stiff = [], [y], _Stiffness()
@@ -161,6 +162,11 @@ def grid_of(rhs: Rhs, y: Leaves, t: Any, ps: Leaves, options: Options
         grid.append(np.array(fractions))
         outputs.append(y)
     return grid, outputs
+
+
+def plain(rhs: Rhs) -> Rhs:
+    """``rhs`` on numbers (values it closes over that are being differentiated, dropped)."""
+    return lambda y, t, ps: [np.asarray(_values(v), dtype=float) for v in rhs(y, t, ps)]
 
 
 class _Stiffness:
