@@ -366,12 +366,17 @@ def _array(x: Any) -> Any:
 
 def _numbers(x: Any, name: str, decides: str = "when to stop") -> Any:
     """The plain numbers of ``x``, for a solver's decisions (convergence, step sizes)."""
-    v = primal(x)
-    if isinstance(v, Box):  # a graph being traced has no numbers
-        raise NotApplicable(f"n/a: dk.{name} decides {decides} on the values, which the "
-                            "compiled backend's trace (once for all values) does not have; use "
-                            "an eager backend (forward, reverse)")
-    return v
+    box = x
+    while isinstance(box, Box):
+        if box.expression:  # a formula: the symbolic backend
+            raise NotApplicable(f"n/a: dk.{name} decides {decides} on the values, so it has no "
+                                "closed form to derive symbolically; use forward or reverse")
+        if box.abstract:  # a graph being traced has no numbers
+            raise NotApplicable(f"n/a: dk.{name} decides {decides} on the values, which the "
+                                "compiled backend's trace (once for all values) does not have; "
+                                "use an eager backend (forward, reverse)")
+        box = box.value
+    return box
 
 
 def _size(x: Any) -> float:
