@@ -1,0 +1,58 @@
+"""`diffkit compare F --solver ...` and the harness's iterative problems: every way of
+differentiating a solver against the problem's exact gradient."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from diffkit.bench.iterative import PROBLEMS, exact_gradient, measure, sweep
+from diffkit_cli.main import main
+
+
+def run(capsys, *argv):
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_solver_ways_as_json(capsys) -> None:
+    code, out, _ = run(capsys, "compare", "fixed_point_sqrt", "--solver", "all", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["way"] for r in rows] == ["implicit", "unrolled"]
+    exact = exact_gradient("fixed_point_sqrt", PROBLEMS["fixed_point_sqrt"].point)
+    for r in rows:
+        np.testing.assert_allclose(r["derivative"], exact, rtol=1e-10)
+        assert r["error"] < 1e-10 and r["peak_bytes"] > 0 and r["time_s"] > 0
+
+
+def test_compare_solver_table_and_refusals(capsys) -> None:
+    code, out, _ = run(capsys, "compare", "logistic_ode", "--solver", "discrete,continuous")
+    assert code == 0 and "discrete" in out and "continuous" in out
+    code, out, _ = run(capsys, "compare", "robertson", "--solver", "continuous")
+    assert code == 0 and "n/a" in out and "stiff" in out
+    for argv, words in ((("rosenbrock", "--solver", "implicit"), "iterative functions"),
+                        (("newton_cubic", "--solver", "adjoint"), "not 'adjoint'")):
+        code, _, err = run(capsys, "compare", *argv)
+        assert code == 2 and words in err and err.count("\n") == 1
+
+
+def test_sweep_unrolled_error_falls_with_iterations_implicit_memory_flat() -> None:
+    rows = sweep("fixed_point_sqrt", [5, 40], repeat=1)
+    by = {(r["way"], r["steps"]): r for r in rows}
+    assert by["unrolled", 40]["error"] < by["unrolled", 5]["error"]
+    assert by["unrolled", 40]["peak_bytes"] > 2 * by["unrolled", 5]["peak_bytes"]
+    assert by["implicit", 40]["peak_bytes"] < 1.5 * by["implicit", 5]["peak_bytes"]
+
+
+@pytest.mark.parametrize("way", ("discrete", "continuous"))
+def test_rk4_sweep_error_falls_like_h4(way: str) -> None:
+    errors = [measure("logistic_ode", way, n, repeat=1)["error"] for n in (20, 40)]
+    assert 8 < errors[0] / errors[1] < 32  # RK4: error ~ h⁴, so halving h gives ~16
