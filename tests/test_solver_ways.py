@@ -56,3 +56,23 @@ def test_sweep_unrolled_error_falls_with_iterations_implicit_memory_flat() -> No
 def test_rk4_sweep_error_falls_like_h4(way: str) -> None:
     errors = [measure("logistic_ode", way, n, repeat=1)["error"] for n in (20, 40)]
     assert 8 < errors[0] / errors[1] < 32  # RK4: error ~ h⁴, so halving h gives ~16
+
+
+def test_report_solvers_section(tmp_path) -> None:
+    from diffkit.reporting import report, solvers
+
+    spec = report.load_spec({"figures": ["steps"], "solvers": {
+        "functions": ["newton_cubic", "logistic_ode"], "iterations": [2, 8],
+        "rk4_steps": [10, 20]}})
+    solved = solvers.rows(spec["solvers"])
+    assert {(r["function"], r["steps"]) for r in solved} == {
+        ("newton_cubic", 2), ("newton_cubic", 8), ("logistic_ode", 10), ("logistic_ode", 20)}
+    assert all(r["status"] == "ok" for r in solved)
+    png = solvers.draw(solved, tmp_path)
+    assert png.stat().st_size > 10_000
+    html = report.page(spec, {}, "diffkit report x", tmp_path / "results.jsonl", (), solved)
+    assert solvers.TITLE in html and "data:image/png;base64," in html
+    with pytest.raises(Exception, match="iterative functions"):
+        report.load_spec({"solvers": {"functions": ["rosenbrock"]}})
+    with pytest.raises(Exception, match="positive integers"):
+        report.load_spec({"solvers": {"functions": ["newton_cubic"], "iterations": [0]}})

@@ -61,7 +61,7 @@ from ..bench.harness import (
 from ..bench.cells import run_isolated
 from ..bench.measure import measure
 from ..bench.targets import Target, kind_for, find_target
-from . import which
+from . import solvers, which
 
 Record = dict[str, Any]
 Progress = Callable[[str], None]
@@ -86,6 +86,7 @@ DEFAULTS: dict[str, Any] = {
     "accuracy": {},
     "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
     "which": which.DEFAULTS,
+    "solvers": solvers.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
              "scaling": ("backends",), "accuracy": ("functions", "backends")}
@@ -168,7 +169,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
     out = {k: copy.deepcopy(raw.get(k, v)) for k, v in DEFAULTS.items()
-           if k not in FIGURES and k not in ("limits", "which")}
+           if k not in FIGURES and k not in ("limits", "which", "solvers")}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
     for fn in out["functions"]:
@@ -180,6 +181,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         raise DiffkitError(f"{where}: unknown figure {bad[0]!r}; figures: {', '.join(FIGURES)}")
     out["limits"] = _limits(raw.get("limits", {}), f"{where}: [limits]")
     out["which"] = which.load(raw.get("which", {}), where)
+    out["solvers"] = solvers.load(raw.get("solvers", {}), where)
     for fn in out["which"]["functions"]:
         find_target(fn)
     for fig in FIGURES:
@@ -765,13 +767,16 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     run = Runner(out / "results.jsonl", s["limits"])
     data = _made(s, run, out, True, progress, cluster)
     chosen = which.rows(s["which"], run, progress)
+    solved = solvers.rows(s["solvers"])
+    if solved:
+        solvers.draw(solved, out)
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     here = None if isinstance(spec, dict) else Path(spec)
     command = (f"diffkit report {shlex.quote(str(here or out / 'spec.toml'))} "
                f"-o {shlex.quote(str(out))}")
     index = out / "index.html"
-    index.write_text(page(s, data, command, run.path, chosen))
+    index.write_text(page(s, data, command, run.path, chosen, solved))
     return index
 
 
@@ -788,7 +793,8 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
     with tempfile.TemporaryDirectory() as tmp:
         data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
                      progress, cluster)
-    return [out / f"{fig}.png" for fig in data]
+    solved = solvers.rows(s["solvers"])
+    return [out / f"{fig}.png" for fig in data] + ([solvers.draw(solved, out)] if solved else [])
 
 
 def _cluster_check(cluster: Any, raw: dict[str, Any]) -> None:
@@ -909,7 +915,7 @@ def _data_url(png: Path) -> str:
 
 
 def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
-         results: Path, chosen: list[Record] = ()) -> str:
+         results: Path, chosen: list[Record] = (), solved: list[Record] = ()) -> str:
     """The HTML report, self-contained: its figures are embedded (PNG as data URLs, read
     from the folder of ``results``), so the one file shows everything; every
     user-supplied text is escaped. ``chosen``: the "which method" rows, if any."""
@@ -957,6 +963,11 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         parts.append(f"<h2 id=\"which\">{len(data) + 1}. {esc(which.TITLE)}</h2>"
                      f"<p>{esc(which.EXPLAINS)}</p>"
                      + _table(which.COLUMNS, [which.display(r) for r in chosen]))
+    if solved:
+        parts.append(f"<h2 id=\"solvers\">{esc(solvers.TITLE)}</h2><p>{esc(solvers.EXPLAINS)}"
+                     f"</p><p><img src=\"{_data_url(results.parent / 'solvers.png')}\" "
+                     f"alt=\"{esc(solvers.TITLE)}\"></p>"
+                     + _table(solvers.COLUMNS, [solvers.display(r) for r in solved]))
     parts.append("<h2>How things are measured</h2><ul>"
                  "<li>error: relative max-norm error against the high-precision reference, "
                  "max|d − r| / max|r|; absolute where the reference is 0.</li>"
