@@ -178,7 +178,7 @@ def measure(name: str, way: str, steps: int | None = None, x: Any = None,
     ref = exact_gradient(name, x) if reference is None else reference
     row["derivative"] = d.tolist()
     row["error"] = error_against(d, ref)[0] if ref is not None else None
-    row["time_s"] = timed(lambda: gradient(x), repeat=repeat, min_time=0.0)[0]
+    row["time_s"] = timed(lambda: gradient(x), repeat=repeat, min_time=0.02)[0]
     row["peak_bytes"] = peak_bytes(lambda: gradient(x))
     return row
 

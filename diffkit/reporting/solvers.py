@@ -20,6 +20,7 @@ from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from ..bench.harness import fmt_bytes, fmt_error, fmt_seconds
 from ..bench.iterative import PROBLEMS, problem, sweep
@@ -63,7 +64,7 @@ def rows(section: dict[str, Any]) -> list[Record]:
     for name in section["functions"]:
         counted = "iterations" if "iterations" in PROBLEMS[name].steps_label or \
             "Newton" in PROBLEMS[name].steps_label else "rk4_steps"
-        out += sweep(name, section[counted])
+        out += sweep(name, section[counted], repeat=3)
     return out
 
 
@@ -88,6 +89,8 @@ def figure(data: list[Record], labels: dict[str, str] | None = None) -> Figure:
         for ax, what in ((err, "gradient error"), (sec, "seconds per gradient"),
                          (mem, "peak memory (kB)")):
             ax.set(xscale="log", yscale="log", xlabel=label, ylabel=what)
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.grid(True, alpha=0.3)
         err.set_title(name, fontsize=10, loc="left")
         _legend(err, fontsize=7)
