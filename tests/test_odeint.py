@@ -107,8 +107,9 @@ def rk4_reference(jax):
 def test_discrete_adjoint_is_the_derivative_of_the_rk4_steps(adjoint: str, backend: str,
                                                              rk4_reference) -> None:
     """Every way but the continuous adjoint is exact for the scheme (under forward mode the
-    continuous way pushes tangents through the steps too); the compiled backend traces each
-    way, the continuous adjoint's backward integration included, as one program."""
+    continuous way pushes tangents through the steps too); the compiled backend traces the
+    fixed steps as one program (the continuous rule's backward integration too, when its
+    graph is differentiated with the rules)."""
     def ours(y0, t1, a):
         ys = dk.odeint(lotka_volterra, y0, dnp.stack([0.0, t1]), a, *LV_PARAMS[1:],
                        method="rk4", steps=40, adjoint=adjoint)

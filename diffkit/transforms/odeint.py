@@ -155,7 +155,10 @@ class _ODE(_Custom):
 
     def _no_closure(self, xs: Any) -> None:
         """The rule differentiates in the arguments only: func must not read others."""
-        y0, t, ps = self.split([primal(x) for x in xs])
+        values = [primal(x) for x in xs]
+        if any(isinstance(v, Box) for v in values):  # a graph being traced: no numbers to try
+            return
+        y0, t, ps = self.split(values)
         if any(isinstance(v, Box) for v in self.rhs(y0, t[0], ps)):
             raise DiffkitError(f"dk.odeint(adjoint={self.adjoint!r}): func reads a value being "
                                "differentiated that is not among its arguments (a closure); "
