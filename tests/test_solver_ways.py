@@ -76,3 +76,14 @@ def test_report_solvers_section(tmp_path) -> None:
         report.load_spec({"solvers": {"functions": ["rosenbrock"]}})
     with pytest.raises(Exception, match="positive integers"):
         report.load_spec({"solvers": {"functions": ["newton_cubic"], "iterations": [0]}})
+
+
+def test_advise_knows_the_ways_of_a_solver() -> None:
+    import diffkit as dk
+
+    a = dk.advise("newton_cubic", budget_s=4.0)
+    ways = {r["way"]: r for r in a.facts["solver_ways"]}
+    assert set(ways) == {"implicit", "unrolled"}
+    assert all(r["error"] < 1e-12 for r in ways.values())
+    sentence = next(r for r in a.reasons if r.startswith("f iterates"))
+    assert "--solver all" in sentence and "implicit" in sentence

@@ -190,3 +190,26 @@ def sweep(name: str, steps: list[int], ways: tuple[str, ...] | None = None,
     ref = exact_gradient(name, p.point)
     return [measure(name, way, n, reference=ref, repeat=repeat)
             for way in (ways or p.ways) for n in steps]
+
+
+def advise_way(name: str, accuracy: float, memory_bytes: float | None = None
+               ) -> tuple[list[dict[str, Any]], str]:
+    """Every way measured once, and a sentence: the cheapest way meeting ``accuracy``
+    (within ``memory_bytes``), and the one that keeps the least memory."""
+    p = problem(name)
+    ref = exact_gradient(name, p.point)
+    rows = [measure(name, way, reference=ref, repeat=1) for way in p.ways]
+    done = [r for r in rows if r["status"] == "ok"]
+    if not done:
+        return rows, f"f iterates, and no way of differentiating it applies: {rows[0]['message']}"
+    fits = sorted((r for r in done if r["error"] is not None and r["error"] <= accuracy
+                   and (memory_bytes is None or r["peak_bytes"] <= memory_bytes)),
+                  key=lambda r: r["time_s"])
+    lean = min(done, key=lambda r: r["peak_bytes"])
+    figures = "; ".join(f"{r['way']} {r['time_s'] * 1e3:.3g} ms, {r['peak_bytes'] / 1e3:.3g} kB, "
+                        f"error {r['error']:.1e}" for r in done)
+    pick = (f"the {fits[0]['way']} way is the cheapest meeting --accuracy {accuracy:g}"
+            if fits else f"no way met --accuracy {accuracy:g}")
+    return rows, (f"f iterates ({p.steps_label}): {pick}; the {lean['way']} way keeps the least "
+                  f"memory, whatever the count ({figures}). Compare them: diffkit compare "
+                  f"{name} --solver all")

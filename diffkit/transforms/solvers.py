@@ -38,6 +38,7 @@ from .functional import jacobian, jvp, vjp
 MODES = ("implicit", "unrolled")
 LINEAR = ("auto", "dense", "iterative")
 DENSE_UP_TO = 32  # "auto": a dense solve up to this many unknowns, matrix-free above
+SOLVERS = "fixed_point (or dk.root)"  # who decides, in messages
 
 
 # --------------------------------------------------------------------------- public
@@ -380,9 +381,9 @@ def _numbers(x: Any, name: str, decides: str = "when to stop") -> Any:
 
 
 def _size(x: Any) -> float:
-    return float(np.max(np.abs(_numbers(x, "solver")), initial=0.0))
+    return float(np.max(np.abs(_numbers(x, SOLVERS)), initial=0.0))
 
 
 def _moved(a: Any, b: Any) -> float:
-    return float(np.max(np.abs(np.asarray(_numbers(a, "solver")) - _numbers(b, "solver")),
+    return float(np.max(np.abs(np.asarray(_numbers(a, SOLVERS)) - _numbers(b, SOLVERS)),
                         initial=0.0))
