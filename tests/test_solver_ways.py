@@ -1,47 +1,12 @@
-"""`diffkit compare F --solver ...` and the harness's iterative problems: every way of
-differentiating a solver against the problem's exact gradient."""
+"""The harness's iterative problems (bench/iterative.py), the report's solvers section and
+advise on solvers: every way of differentiating a solver against the exact gradient."""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
 
 from diffkit.bench.iterative import PROBLEMS, exact_gradient, measure, sweep
-from diffkit_cli.main import main
-
-
-def run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_compare_solver_ways_as_json(capsys) -> None:
-    code, out, _ = run(capsys, "compare", "fixed_point_sqrt", "--solver", "all", "--format", "json")
-    assert code == 0
-    rows = json.loads(out)
-    assert [r["way"] for r in rows] == ["implicit", "unrolled"]
-    exact = exact_gradient("fixed_point_sqrt", PROBLEMS["fixed_point_sqrt"].point)
-    for r in rows:
-        np.testing.assert_allclose(r["derivative"], exact, rtol=1e-10)
-        assert r["error"] < 1e-10 and r["peak_bytes"] > 0 and r["time_s"] > 0
-
-
-def test_compare_solver_table_and_refusals(capsys) -> None:
-    code, out, _ = run(capsys, "compare", "logistic_ode", "--solver", "discrete,continuous")
-    assert code == 0 and "discrete" in out and "continuous" in out
-    code, out, _ = run(capsys, "compare", "robertson", "--solver", "continuous")
-    assert code == 0 and "n/a" in out and "stiff" in out
-    for argv, words in ((("rosenbrock", "--solver", "implicit"), "iterative functions"),
-                        (("newton_cubic", "--solver", "adjoint"), "not 'adjoint'")):
-        code, _, err = run(capsys, "compare", *argv)
-        assert code == 2 and words in err and err.count("\n") == 1
 
 
 def test_sweep_unrolled_error_falls_with_iterations_implicit_memory_flat() -> None:

@@ -61,20 +61,9 @@ def fixed_point(f: Callable[..., Any], x0: Any, *params: Any, mode: str = "impli
     >>> round(float(dk.grad(cosine)(1.0)), 10)           # cos x* / (1 + a sin x*)
     0.4416107917
     """
-    _check("fixed_point", mode, tol, max_iter, linear)
-    z0, unravel, leaves, rebuild = _flat(x0, params)
-
-    def step(z: Any, *ps: Any) -> Any:
-        return _vector(f(_shaped(unravel, z), *rebuild(list(ps))))
-
-    def iterate(z: Any, *ps: Any) -> Any:
-        return _iterate(step, z, ps, tol, max_iter)
-
-    if mode == "unrolled":
-        return _shaped(unravel, iterate(z0, *leaves))
-    solver = _Implicit(lambda z, *ps: step(z, *ps) - z, iterate,
-                       linear_solver(linear, tol, "fixed_point"), "fixed_point")
-    return _shaped(unravel, solver(z0, *leaves))
+    return _solver("fixed_point", f, x0, params, mode, linear, tol,
+                   lambda g: lambda z, *ps: g(z, *ps) - z,
+                   lambda g, z, ps: _iterate(g, z, ps, tol, max_iter), max_iter)
 
 
 def root(F: Callable[..., Any], x0: Any, *params: Any, method: str = "newton",
@@ -92,22 +81,30 @@ def root(F: Callable[..., Any], x0: Any, *params: Any, method: str = "newton",
     >>> round(float(dk.grad(cube_root)(8.0)), 12)          # 1 / (3 x*²)
     0.083333333333
     """
-    _check("root", mode, tol, max_iter, linear)
     if method != "newton":
         raise DiffkitError(f"dk.root: method must be 'newton', got {method!r} (for your own "
                            "solver use dk.custom_root)")
+    return _solver("root", F, x0, params, mode, linear, tol, lambda g: g,
+                   lambda g, z, ps: _newton(g, z, ps, tol, max_iter), max_iter)
+
+
+def _solver(name: str, user: Callable[..., Any], x0: Any, params: tuple, mode: str,
+            linear: str, tol: float, residual_of: Callable, run: Callable, max_iter: int) -> Any:
+    """The user's function on one vector ``g(z, *leaves)``; its residual ``residual_of(g)``
+    and its solve ``run(g, z, leaves)``, unrolled on the boxes or as the implicit rule."""
+    _check(name, mode, tol, max_iter, linear)
     z0, unravel, leaves, rebuild = _flat(x0, params)
 
-    def residual(z: Any, *ps: Any) -> Any:
-        return _vector(F(_shaped(unravel, z), *rebuild(list(ps))))
+    def g(z: Any, *ps: Any) -> Any:
+        return _vector(user(_shaped(unravel, z), *rebuild(list(ps))))
 
-    def newton(z: Any, *ps: Any) -> Any:
-        return _newton(residual, z, ps, tol, max_iter)
+    def solve(z: Any, *ps: Any) -> Any:
+        return run(g, z, ps)
 
     if mode == "unrolled":
-        return _shaped(unravel, newton(z0, *leaves))
-    solver = _Implicit(residual, newton, linear_solver(linear, tol, "root"), "root")
-    return _shaped(unravel, solver(z0, *leaves))
+        return _shaped(unravel, solve(z0, *leaves))
+    rule = _Implicit(residual_of(g), solve, linear_solver(linear, tol, name), name)
+    return _shaped(unravel, rule(z0, *leaves))
 
 
 def custom_root(f: Callable[[Any], Any], initial_guess: Any,
@@ -261,21 +258,15 @@ def per_example(c: _Custom, axes: list[int | None]) -> _Custom:
 
 
 def _iterate(step: Callable[..., Any], x: Any, params: tuple, tol: float, max_iter: int) -> Any:
-    for _ in range(max_iter):
-        x_new = step(x, *params)
-        if tol and _moved(x_new, x) <= tol * (1.0 + _size(x_new)):
-            return x_new
-        x = x_new
-    if tol:
-        raise DiffkitError(f"dk.fixed_point did not converge in max_iter={max_iter} iterations "
-                           f"(last change {_moved(x_new, step(x, *params)):.3g}); raise max_iter "
-                           "or tol, or check that f is a contraction near x0")
-    return x
+    return _until_still(lambda x: step(x, *params), x, tol, max_iter, lambda x: (
+        f"dk.fixed_point did not converge in max_iter={max_iter} iterations (last change "
+        f"{_moved(x, step(x, *params)):.3g}); raise max_iter or tol, or check that f is a "
+        "contraction near x0"))
 
 
 def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
             max_iter: int) -> Any:
-    for _ in range(max_iter):
+    def step(x: Any) -> Any:
         r = residual(x, *params)
         norm = _size(r)
         jac = jacobian(lambda z: residual(z, *params), backend="forward")(x)
@@ -285,18 +276,27 @@ def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
         tiny = _size(dx) <= 1e-12 * (1.0 + _size(x))  # at rounding level: take the step
         for _ in range(0 if tiny else 30):  # backtrack until |F| falls (Armijo, c = 1e-4)
             if _size(residual(x_new, *params)) <= (1.0 - 1e-4 * s) * norm:
-                break
+                return x_new
             s *= 0.5
             x_new = x + s * dx
-        else:
-            x_new = x + dx  # no decrease found: the full Newton step
+        return x + dx  # no decrease found (or none needed): the full Newton step
+
+    return _until_still(step, x, tol, max_iter, lambda x: (
+        f"dk.root: Newton did not converge in max_iter={max_iter} steps (|F| = "
+        f"{_size(residual(x, *params)):.3g}); try another x0, or raise max_iter or tol"))
+
+
+def _until_still(update: Callable[[Any], Any], x: Any, tol: float, max_iter: int,
+                 failure: Callable[[Any], str]) -> Any:
+    """``x ← update(x)`` until a step moves x by at most ``tol·(1 + |x|)`` (max norm);
+    ``tol = 0``: exactly ``max_iter`` updates."""
+    for _ in range(max_iter):
+        x_new = update(x)
         if tol and _moved(x_new, x) <= tol * (1.0 + _size(x_new)):
             return x_new
         x = x_new
     if tol:
-        raise DiffkitError(f"dk.root: Newton did not converge in max_iter={max_iter} steps "
-                           f"(|F| = {_size(residual(x, *params)):.3g}); try another x0, or "
-                           "raise max_iter or tol")
+        raise DiffkitError(failure(x))
     return x
 
 
