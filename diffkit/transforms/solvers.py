@@ -71,7 +71,7 @@ def root(F: Callable[..., Any], x0: Any, *params: Any, method: str = "newton",
          linear: str = "auto") -> Any:
     """x* with ``F(x*, *params) = 0``, from ``x0``; differentiable in ``params``.
 
-    ``method="newton"``: Newton's method with a backtracking line search on |F|² (the
+    ``method="newton"``: Newton's method with a backtracking line search on ‖F‖² (the
     Jacobian by forward mode, dense); it stops when a step moves x by at most
     ``tol·(1 + |x|)``, ``tol=0`` runs exactly ``max_iter`` steps. ``mode`` and ``linear``
     as in :func:`fixed_point`.
