@@ -49,15 +49,16 @@ Leaves = list
 
 
 def odeint(func: Callable[..., Any], y0: Any, t: Any, *params: Any, rtol: float = 1.4e-8,
-           atol: float = 1.4e-8, mxstep: float = np.inf, method: str = "dopri5",
-           steps: int = 100, adjoint: str = "discrete") -> Any:
+           atol: float = 1.4e-8, mxstep: float = np.inf, hmax: float = np.inf,
+           method: str = "dopri5", steps: int = 100, adjoint: str = "discrete") -> Any:
     """y at the times ``t`` (increasing; y(t[0]) = y0) of ``dy/dt = func(y, t, *params)``,
     as ``jax.experimental.ode.odeint``: the result has a leading axis over ``t`` (per
     leaf when y0 is a tree). Differentiable in y0, t and params, by ``adjoint`` (see the
     module): ``"discrete"``, ``"checkpointed"``, ``"continuous"`` or ``"forward"``.
 
     ``method="dopri5"`` (adaptive, ``rtol``/``atol``, at most ``mxstep`` steps per
-    interval; a stiff problem is refused) or ``"rk4"`` (``steps`` fixed steps per interval).
+    interval of at most ``hmax``; a stiff problem is refused) or ``"rk4"`` (``steps`` fixed
+    steps per interval).
 
     >>> import numpy as np, diffkit as dk
     >>> ys = dk.odeint(lambda y, t: {"x": y["v"], "v": -y["x"]}, {"x": 1.0, "v": 0.0},
@@ -67,7 +68,7 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *params: Any, rtol: float 
     """
     if adjoint not in ADJOINTS:
         raise DiffkitError(f"dk.odeint: adjoint must be one of {ADJOINTS}, got {adjoint!r}")
-    options = rk.Options(method, float(rtol), float(atol), mxstep, steps)
+    options = rk.Options(method, float(rtol), float(atol), mxstep, steps, float(hmax))
     y_leaves, y_rebuild = flatten(y0)
     y_leaves = [rk.array(y) for y in y_leaves]
     p_leaves, p_rebuild = flatten(params)

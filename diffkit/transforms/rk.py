@@ -59,6 +59,7 @@ class Options:
     atol: float
     mxstep: float
     steps: int
+    hmax: float = np.inf
 
     def __post_init__(self) -> None:
         if self.method not in TABLEAUS:
@@ -67,9 +68,10 @@ class Options:
         if self.method == "rk4" and not (isinstance(self.steps, int) and self.steps >= 1):
             raise DiffkitError(f"dk.odeint: steps (RK4 steps per interval) must be an int >= 1, "
                                f"got {self.steps!r}")
-        if not (self.rtol > 0 and self.atol >= 0 and self.mxstep >= 1):
-            raise DiffkitError(f"dk.odeint: need rtol > 0, atol >= 0, mxstep >= 1; got "
-                               f"rtol={self.rtol}, atol={self.atol}, mxstep={self.mxstep}")
+        if not (self.rtol > 0 and self.atol >= 0 and self.mxstep >= 1 and self.hmax > 0):
+            raise DiffkitError(f"dk.odeint: need rtol > 0, atol >= 0, mxstep >= 1, hmax > 0; got "
+                               f"rtol={self.rtol}, atol={self.atol}, mxstep={self.mxstep}, "
+                               f"hmax={self.hmax}")
 
 
 # --------------------------------------------------------------------------- steps
@@ -140,6 +142,7 @@ def grid_of(rhs: Rhs, y: Leaves, t: Any, ps: Leaves, options: Options
     for i in range(n_intervals):
         fractions, now, end, taken = [0.0], t[i], t[i + 1], 0
         while now < end:
+            h = min(h, options.hmax)
             last = h >= end - now
             h = end - now if last else h
             y_new, ks = step(rhs, DOPRI5, y, now, h, ps)
