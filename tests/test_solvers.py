@@ -224,3 +224,24 @@ def test_implicit_memory_does_not_grow_with_iterations(solver: str) -> None:
                     for k in (10, 100) for mode in MODES})
     assert peaks[100, "implicit"] <= 1.3 * peaks[10, "implicit"]
     assert peaks[100, "unrolled"] >= 3 * peaks[10, "unrolled"]  # the tape keeps every step
+
+
+def test_custom_root_with_a_differentiating_solver_composes() -> None:
+    """JAX's documented example: Newton inside solve differentiates f in x (on plain
+    parameters); the root's derivatives of orders 1 and 2, forward, reverse and vmapped."""
+    def newton_raphson(f, x0):
+        x = x0
+        for _ in range(30):
+            x = x - f(x) / dk.grad(f)(x)
+        return x
+
+    def sqrt_cubed(x):  # y² = x³: y = x^(3/2)
+        return dk.custom_root(lambda y: y ** 2 - x ** 3, 1.0, newton_raphson,
+                              lambda g, y: y / g(1.0))
+
+    xs = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(dk.vmap(sqrt_cubed)(xs), xs ** 1.5, rtol=1e-14)
+    np.testing.assert_allclose(dk.vmap(dk.grad(sqrt_cubed))(xs), 1.5 * xs ** 0.5, rtol=1e-13)
+    assert abs(dk.grad(sqrt_cubed, backend="forward")(2.0) - 1.5 * 2 ** 0.5) < 1e-13
+    assert abs(dk.hessian(sqrt_cubed)(2.0) - 0.75 * 2 ** -0.5) < 1e-13
+    dk.check_grads(sqrt_cubed, (2.0,), order=2)
