@@ -38,7 +38,8 @@ def jax():
 
 @pytest.mark.parametrize("adjoint", ADJOINTS)
 @pytest.mark.parametrize("backend", ("reverse", "forward"))
-def test_logistic_gradient_matches_the_closed_form(adjoint: str, backend: str, jax) -> None:
+def test_logistic_gradient_matches_the_closed_form(adjoint: str, backend: str, jax,
+                                                   logistic_jax_odeint) -> None:
     t = np.array([0.0, 0.5, 2.0, 4.0])
     ours = lambda y0, r, k: dnp.sum(dk.odeint(logistic, y0, t, r, k, adjoint=adjoint,  # noqa
                                               **TIGHT) ** 2)
@@ -48,8 +49,18 @@ def test_logistic_gradient_matches_the_closed_form(adjoint: str, backend: str, j
     args = (0.2, 1.3, 2.0)
     np.testing.assert_allclose(dk.odeint(logistic, 0.2, t, 1.3, 2.0, **TIGHT),
                                logistic_closed(0.2, t, 1.3, 2.0), rtol=1e-9)
-    np.testing.assert_allclose(dk.grad(ours, argnums=(0, 1, 2), backend=backend)(*args),
-                               exact(*args), rtol=1e-7)
+    got = dk.grad(ours, argnums=(0, 1, 2), backend=backend)(*args)
+    np.testing.assert_allclose(got, exact(*args), rtol=1e-7)
+    np.testing.assert_allclose(got, logistic_jax_odeint, rtol=1e-7)
+
+
+@pytest.fixture(scope="module")
+def logistic_jax_odeint(jax):
+    """JAX's odeint gradient of the logistic loss above."""
+    from jax.experimental.ode import odeint as jax_odeint
+    t = jax.numpy.array([0.0, 0.5, 2.0, 4.0])
+    loss = lambda y0, r, k: jax.numpy.sum(jax_odeint(logistic, y0, t, r, k, **TIGHT) ** 2)  # noqa
+    return jax.grad(loss, argnums=(0, 1, 2))(0.2, 1.3, 2.0)
 
 
 LV_T = np.linspace(0.0, 4.0, 5)
