@@ -3,10 +3,9 @@ advise on solvers: every way of differentiating a solver against the exact gradi
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from diffkit.bench.iterative import PROBLEMS, exact_gradient, measure, sweep
+from diffkit.bench.iterative import measure, sweep
 
 
 def test_sweep_unrolled_error_falls_with_iterations_implicit_memory_flat() -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core import Box, DiffkitError, NotApplicable, primal, shape
-from .solvers import _numbers
+from .solvers import decision_values
 
 Leaves = list
 Rhs = Callable[[Leaves, Any, Leaves], Leaves]
@@ -218,7 +218,7 @@ def _values(x: Any) -> Any:
                                 "outside a derivative batches the problems inside it; use "
                                 "method='rk4', or put dk.vmap inside (dk.jacobian(dk.vmap(f)))")
         box = box.value
-    return _numbers(x, "odeint", "its adaptive steps (method='rk4' compiles)")
+    return decision_values(x, "odeint", "its adaptive steps (method='rk4' compiles)")
 
 
 def _rms(leaves: Leaves) -> float:

@@ -271,7 +271,7 @@ def _newton(residual: Callable[..., Any], x: Any, params: tuple, tol: float,
         norm = _size(r)
         jac = jacobian(lambda z: residual(z, *params), backend="forward")(x)
         dx = _solve(jac, -r, lambda: f"dk.root: the Jacobian of F is singular at x = "
-                    f"{_numbers(x, 'root')}; start Newton from another x0")
+                    f"{decision_values(x, 'root')}; start Newton from another x0")
         s, x_new = 1.0, x + dx
         tiny = _size(dx) <= 1e-12 * (1.0 + _size(x))  # at rounding level: take the step
         for _ in range(0 if tiny else 30):  # backtrack until |F| falls (Armijo, c = 1e-4)
@@ -365,7 +365,7 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, Box) else np.asarray(x, dtype=float)
 
 
-def _numbers(x: Any, name: str, decides: str = "when to stop") -> Any:
+def decision_values(x: Any, name: str, decides: str = "when to stop") -> Any:
     """The plain numbers of ``x``, for a solver's decisions (convergence, step sizes)."""
     box = x
     while isinstance(box, Box):
@@ -381,9 +381,9 @@ def _numbers(x: Any, name: str, decides: str = "when to stop") -> Any:
 
 
 def _size(x: Any) -> float:
-    return float(np.max(np.abs(_numbers(x, SOLVERS)), initial=0.0))
+    return float(np.max(np.abs(decision_values(x, SOLVERS)), initial=0.0))
 
 
 def _moved(a: Any, b: Any) -> float:
-    return float(np.max(np.abs(np.asarray(_numbers(a, SOLVERS)) - _numbers(b, SOLVERS)),
-                        initial=0.0))
+    step = np.asarray(decision_values(a, SOLVERS)) - decision_values(b, SOLVERS)
+    return float(np.max(np.abs(step), initial=0.0))
