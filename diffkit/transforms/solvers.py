@@ -24,6 +24,7 @@ The iterations themselves run on plain numbers: no tape, O(1) memory in their co
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -119,7 +120,8 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
 
     ``solve`` sees f with those values as plain numbers, so it may branch, loop and
     differentiate f in x; with ``has_aux`` it returns ``(root, aux)`` and so does
-    custom_root. The values must be in f's own closure (a variable f names).
+    custom_root. The values must be in f's closure (a variable f names), or in that of a
+    function it names.
 
     >>> import diffkit as dk
     >>> def bisect(f, x0):                  # on [0, 10], whatever x0
@@ -146,16 +148,16 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
     x = _Implicit(residual, run, tangent_solve, "custom_root")(_array(initial_guess), *leaves)
     if isinstance(residual(primal(x), *[primal(p) for p in leaves]), Box):
         raise NotApplicable("dk.custom_root: f reads a value being differentiated that is not "
-                            "in its own closure (through another function or an object); name "
-                            "it in f, or pass it to dk.root(F, x0, *params)")
+                            "in its closure or its functions' (through an object or a global); "
+                            "name it in f, or pass it to dk.root(F, x0, *params)")
     return (x, aux[0]) if has_aux else x
 
 
 def _closure_converted(f: Callable[[Any], Any]) -> tuple[Callable[..., Any], list]:
     """``f(x)`` as ``residual(x, *leaves)``: the boxes among f's closed-over values (trees
-    too) become arguments, swapped into f's cells for the call."""
-    cells = [c for c in (getattr(f, "__closure__", None) or ())
-             if any(isinstance(v, Box) for v in _cell_leaves(c))]
+    too, and those of the functions it closes over) become arguments, swapped into their
+    cells for the call."""
+    cells = [c for c in _cells(f) if any(isinstance(v, Box) for v in _cell_leaves(c))]
     leaves, rebuild = flatten([c.cell_contents for c in cells])
 
     def residual(x: Any, *ps: Any) -> Any:
@@ -169,6 +171,21 @@ def _closure_converted(f: Callable[[Any], Any]) -> tuple[Callable[..., Any], lis
                 c.cell_contents = v
 
     return residual, leaves
+
+
+def _cells(f: Any, seen: set | None = None) -> list:
+    """The closure cells of ``f`` and of the Python functions in them, each once."""
+    seen = set() if seen is None else seen
+    out = []
+    for c in getattr(f, "__closure__", None) or ():
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        out.append(c)
+        inner = _cell_leaves(c)
+        if len(inner) == 1 and isinstance(inner[0], types.FunctionType):
+            out += _cells(inner[0], seen)
+    return out
 
 
 def _cell_leaves(cell: Any) -> list:
