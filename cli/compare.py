@@ -106,7 +106,9 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
     lines += [f"{shown(r['backend'])}: {r['graph_passes']}" for r in records
               if r.get("graph_passes")]  # the compiled graph's passes, before → after
     ref = result.reference
-    how = {"closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
+    how = {"exact gradient": "the exact gradient of the solver's answer (a closed form, or "
+                             "forward sensitivities at rtol = atol = 1e-13)",
+           "closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
            "local closed form": "the exact derivative of the closed form valid around the "
                                 "point (its branches decided there), at 40 digits"}
     lines.append("error: relative max-norm against " + how.get(ref.get("method"), "")

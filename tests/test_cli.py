@@ -168,3 +168,10 @@ def test_compare_solver_table_and_refusals(capsys) -> None:
                         (("newton_cubic", "--solver", "adjoint"), "not 'adjoint'")):
         code, _, err = run(capsys, "compare", *argv)
         assert code == 2 and words in err and err.count("\n") == 1
+
+
+def test_compare_backends_on_a_solver_entry_measures_against_its_exact_gradient(capsys) -> None:
+    code, out, _ = run(capsys, "compare", "newton_cubic", "--backends", "forward,reverse",
+                       "--repeat", "1", "--format", "json")
+    assert code == 0
+    assert all(r["status"] == "ok" and r["error"] < 1e-12 for r in json.loads(out))
