@@ -23,6 +23,10 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
               "e.g. logistic_map)")
 @click.option("--backends", default="symbolic,numeric,forward,reverse,compiled", show_default=True,
               help=f"comma-separated names; {SYNTAX}")
+@click.option("--solver", help="for an iterative catalog function (fixed_point_sqrt, newton_cubic, "
+              "logistic_ode, lotka_volterra, robertson, neural_ode): compare the ways of "
+              "differentiating its solver instead of backends, comma-separated "
+              "(implicit,unrolled; discrete,checkpointed,continuous,forward) or all")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="seconds per cell before it is stopped")
 @click.option("--memory", type=click.FloatRange(min=16), default=2048.0, show_default=True,
@@ -42,9 +46,9 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @output_option
 @quiet_option
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
-            timeout: float, memory: float, repeat: int, rtol: float | None, calls: int,
-            results: str | None, cluster: str | None, fmt: str, output: str | None,
-            quiet: bool) -> None:
+            solver: str | None, timeout: float, memory: float, repeat: int,
+            rtol: float | None, calls: int, results: str | None, cluster: str | None,
+            fmt: str, output: str | None, quiet: bool) -> None:
     """Measure each backend on FUNC: its derivative, the error against a high-precision
     reference, setup and per-call time, cost ratio time(derivative)/time(f), peak memory,
     and size (symbolic expression nodes, tape operations, function evaluations).
@@ -67,7 +71,10 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
       diffkit compare rosenbrock --backends "forward,numeric[method=central,order=4]"
       diffkit compare examples/train_moons.py:loss --backends forward,reverse
       diffkit compare rosenbrock --dim 1000 --cluster local:2
+      diffkit compare lotka_volterra --solver discrete,continuous
     """
+    if solver:
+        return _solver_ways(func, solver, fmt, output)
     from diffkit.bench.harness import FIELDS, compare as run
     from diffkit.bench.targets import parse_at
     from diffkit.bench.verdict import PASSING
@@ -113,7 +120,9 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
     lines += [f"{shown(r['backend'])}: {r['graph_passes']}" for r in records
               if r.get("graph_passes")]  # the compiled graph's passes, before → after
     ref = result.reference
-    how = {"closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
+    how = {"exact gradient": "the exact gradient of the solver's answer (a closed form, or "
+                             "forward sensitivities at rtol = atol = 1e-13)",
+           "closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
            "local closed form": "the exact derivative of the closed form valid around the "
                                 "point (its branches decided there), at 40 digits"}
     lines.append("error: relative max-norm against " + how.get(ref.get("method"), "")
@@ -139,6 +148,27 @@ def _rows(records: list[dict[str, Any]]) -> list[list[str]]:
                       fmt_error(r.get("error")), _setup(r.get("setup_s")),
                       fmt_seconds(r.get("time_s")), fmt_number(r.get("cost_ratio")),
                       fmt_bytes(r.get("peak_bytes")), size_text(r)] for r in records]
+
+
+def _solver_ways(func: str, solver: str, fmt: str, output: str | None) -> None:
+    """Each way of differentiating FUNC's solver, measured in this process (reverse mode)."""
+    from diffkit.bench.harness import fmt_bytes, fmt_error, fmt_seconds
+    from diffkit.bench.iterative import measure, problem
+
+    ways = problem(func).ways if solver == "all" else [w.strip() for w in solver.split(",")]
+    records = [measure(func, way) for way in ways]
+    rows = [["way", "status", "gradient", "error", "per call", "peak mem"]] + [
+        [r["way"], r["status"], _numbers(r.get("derivative")), fmt_error(r.get("error")),
+         fmt_seconds(r.get("time_s")), fmt_bytes(r.get("peak_bytes"))] for r in records]
+    notes = [f"{r['way']}: {r['message']}" for r in records if r.get("message")]
+    notes.append("error: relative max-norm against the exact gradient (a closed form, or "
+                 "forward sensitivities at rtol = atol = 1e-13)")
+    table = render(records, fmt, table=rows if fmt in ("table", "markdown") else None,
+                   title=f"{func}: its gradient by each way of differentiating the solver",
+                   colored=color(output))
+    emit(table + ("\n" + wrapped(notes) if fmt == "table" else ""), output)
+    if any(r["status"] not in ("ok", "n/a") for r in records):
+        raise click.exceptions.Exit(1)
 
 
 def _numbers(v: Any, first: int = 2) -> str:

@@ -21,7 +21,9 @@ from .transforms.functional import (derivative, grad, hessian, hvp, jacfwd, jaco
                                     jvp, stop_gradient, value_and_grad, vjp)
 from .transforms.gradcheck import check_grads
 from .transforms.mode import get_mode, set_mode
+from .transforms.odeint import odeint
 from .transforms.record import record
+from .transforms.solvers import custom_root, fixed_point, root
 from .views.drawing import graph
 from .views.wengert import trace
 
@@ -43,7 +45,8 @@ def __getattr__(name: str):
 __version__ = "0.1.0"
 __all__ = ["Backend", "DiffkitError", "Function", "NotApplicable", "Tensor", "advise", "as_tensor",
            "backend", "backends", "check_grads", "checkpoint", "checkpoint_loop", "closed_form",
-           "compare", "custom_jvp", "custom_vjp", "data", "derivative", "from_numpy", "get_mode",
-           "grad", "gradients", "graph", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jit",
-           "jvp", "make_graph", "nn", "no_grad", "optim", "record", "set_mode", "stop_gradient",
-           "tensor", "trace", "value_and_grad", "vjp", "vmap"]
+           "compare", "custom_jvp", "custom_root", "custom_vjp", "data", "derivative", "fixed_point",
+           "from_numpy", "get_mode", "grad", "gradients", "graph", "hessian", "hvp", "jacfwd",
+           "jacobian", "jacrev", "jit", "jvp", "make_graph", "nn", "no_grad", "odeint", "optim",
+           "record", "root", "set_mode", "stop_gradient", "tensor", "trace", "value_and_grad",
+           "vjp", "vmap"]

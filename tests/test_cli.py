@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from diffkit.bench.harness import DEFAULT_BACKENDS
+from diffkit.bench.iterative import PROBLEMS as _PROBLEMS, exact_gradient as _exact_gradient
 from diffkit_cli.main import main
 
 
@@ -165,3 +166,35 @@ def test_tables_show_brackets_as_text_not_markup():
 
     text = render([{"backend": "jax", "options": "pip install 'diffkit[jax]'"}], "table")
     assert "diffkit[jax]" in text
+
+
+# ---------------------------------------------------------------- compare --solver
+
+
+def test_compare_solver_ways_as_json(capsys) -> None:
+    code, out, _ = run(capsys, "compare", "fixed_point_sqrt", "--solver", "all", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["way"] for r in rows] == ["implicit", "unrolled"]
+    exact = _exact_gradient("fixed_point_sqrt", _PROBLEMS["fixed_point_sqrt"].point)
+    for r in rows:
+        np.testing.assert_allclose(r["derivative"], exact, rtol=1e-10)
+        assert r["error"] < 1e-10 and r["peak_bytes"] > 0 and r["time_s"] > 0
+
+
+def test_compare_solver_table_and_refusals(capsys) -> None:
+    code, out, _ = run(capsys, "compare", "logistic_ode", "--solver", "discrete,continuous")
+    assert code == 0 and "discrete" in out and "continuous" in out
+    code, out, _ = run(capsys, "compare", "robertson", "--solver", "continuous")
+    assert code == 0 and "n/a" in out and "stiff" in out
+    for argv, words in ((("rosenbrock", "--solver", "implicit"), "iterative functions"),
+                        (("newton_cubic", "--solver", "adjoint"), "not 'adjoint'")):
+        code, _, err = run(capsys, "compare", *argv)
+        assert code == 2 and words in err and err.count("\n") == 1
+
+
+def test_compare_backends_on_a_solver_entry_measures_against_its_exact_gradient(capsys) -> None:
+    code, out, _ = run(capsys, "compare", "newton_cubic", "--backends", "forward,reverse",
+                       "--repeat", "1", "--format", "json")
+    assert code == 0
+    assert all(r["status"] == "ok" and r["error"] < 1e-12 for r in json.loads(out))

@@ -1,14 +1,18 @@
-"""The code blocks of docs/transforms.md run, in order, as one program."""
+"""The code blocks of docs/transforms.md and docs/solvers.md run, each page in order, as
+one program (their asserts check values against closed forms)."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
 
-def test_docs_transforms_examples_run() -> None:
-    text = (Path(__file__).parent.parent / "docs" / "transforms.md").read_text(encoding="utf-8")
+
+@pytest.mark.parametrize("page", ["transforms.md", "solvers.md"])
+def test_docs_examples_run(page: str) -> None:
+    text = (Path(__file__).parent.parent / "docs" / page).read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) >= 6
     namespace: dict = {}
     for block in blocks:
-        exec(compile(block, "docs/transforms.md", "exec"), namespace)  # noqa: S102 (our own docs)
+        exec(compile(block, f"docs/{page}", "exec"), namespace)  # noqa: S102 (our own docs)

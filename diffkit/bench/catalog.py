@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core import DiffkitError
+from .iterative import PROBLEMS as _ITERATIVE
 from .workloads import rosenbrock
 
 
@@ -513,6 +514,28 @@ ENTRIES: list[Entry] = [
           "maximum(x, 1 - x) just past the tie (x = 0.5 + 1e-8): derivative 1",
           point=_at(0.5 + 1e-8), group=_N),
 ]
+
+# ---------------------------------------------------------------- iterative solvers: programs
+# that iterate (dk.fixed_point, dk.root, dk.odeint), each differentiable several ways
+# (diffkit compare F --solver ...; bench/iterative.py)
+_I = "iterative solvers"
+ENTRIES += [
+    Entry(name, p.fn, "grad", description, point=_at(p.point), closed_form=False, group=_I,
+          domain=domain)
+    for name, p, description, domain in (
+        (n, _ITERATIVE[n], d, dom) for n, d, dom in (
+            ("fixed_point_sqrt", "x = sqrt(a + x) per entry by dk.fixed_point (a contraction); "
+             "gradient of sum x* is 1/sqrt(1 + 4a)", "a > 0"),
+            ("newton_cubic", "x^3 + 2x - q = 0 per entry by Newton (dk.root); gradient of "
+             "sum x* is 1/(3x*^2 + 2) (Cardano)", "all reals"),
+            ("logistic_ode", "y(5) of y' = r y (1 - y/K) by dk.odeint, x = (r, K, y0); closed "
+             "form y = K y0 e^rt / (K + y0 (e^rt - 1))", "r, K, y0 > 0"),
+            ("lotka_volterra", "sum y(5) of predator-prey by dk.odeint, x = (a, b, c, d)",
+             "x > 0"),
+            ("robertson", "y3(40) of Robertson's stiff kinetics, x = (k1, k2, k3): explicit "
+             "methods are refused (n/a)", "x > 0"),
+            ("neural_ode", "|y(1)|^2 of y' = MLP(y), a 2-8-2 tanh MLP with its 42 weights as x",
+             "all reals")))]
 
 
 def names() -> list[str]:

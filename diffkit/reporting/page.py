@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..views.tables import html_table
-from . import which
+from . import solvers, which
 from .figures import INFO, cell, table_rows
 from .summary import summary
 
@@ -98,10 +98,11 @@ def experiment_page(title: str, summary: list[str], figures: list[dict[str, str]
 
 
 def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
-         results: Path, chosen: list[Record] = ()) -> str:
+         results: Path, chosen: list[Record] = (), solved: list[Record] = ()) -> str:
     """The HTML report, self-contained: its figures are embedded (PNG as data URLs, read
     from the folder of ``results``), so the one file shows everything; every
-    user-supplied text is escaped. ``chosen``: the "which method" rows, if any."""
+    user-supplied text is escaped. ``chosen``: the "which method" rows, if any; ``solved``:
+    the solvers figure's rows, if any."""
     failed: dict[str, int] = {}
     ident = ("sweep", "function", "backend", "method", "n", "m", "depth")
     cells = {tuple(r.get(k) for k in ident): r for rows in data.values() for r in rows}
@@ -124,4 +125,14 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         generated=datetime.datetime.now().isoformat(timespec="seconds"), command=command,
         limits=spec["limits"], machine=machine(), results=results.name,
         unfinished=", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "none",
-        figures=figures, which=chosen_table)
+        figures=figures, which=chosen_table, solvers=_solvers(solved, results.parent))
+
+
+def _solvers(solved: list[Record], folder: Path) -> dict[str, Any] | None:
+    """The solvers section of a report (its figure is ``solvers.png``), if it has rows."""
+    if not solved:
+        return None
+    image, width = _image(folder / "solvers.png")
+    return {"title": solvers.TITLE, "explains": solvers.EXPLAINS, "image": image,
+            "width": width, "table": table(solvers.COLUMNS, [solvers.display(r)
+                                                             for r in solved])}

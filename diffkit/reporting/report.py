@@ -34,7 +34,7 @@ from typing import Any
 
 from ..bench.harness import EXTRA, FIELDS, read_results
 from ..core import DiffkitError
-from . import which
+from . import solvers, which
 from .figures import rendered
 from .page import experiment_page, page
 from .runner import Progress, Record, Runner, run_all, run_on
@@ -139,10 +139,13 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     run = Runner(out / "results.jsonl", s["limits"])
     data = _made(s, run, out, True, progress, cluster)
     chosen = which.rows(s["which"], run, progress)
+    solved = solvers.rows(s["solvers"])
+    if solved:
+        solvers.draw(solved, out)
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     index = out / "index.html"
-    index.write_text(page(s, data, command, run.path, chosen))
+    index.write_text(page(s, data, command, run.path, chosen, solved))
     return index
 
 
@@ -159,7 +162,8 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
     with tempfile.TemporaryDirectory() as tmp:
         data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
                      progress, cluster)
-    return [out / f"{fig}.png" for fig in data]
+    solved = solvers.rows(s["solvers"])
+    return [out / f"{fig}.png" for fig in data] + ([solvers.draw(solved, out)] if solved else [])
 
 
 def _cluster_check(cluster: Any, raw: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ from ..backends.finite_diff import METHODS
 from ..bench import catalog
 from ..bench.targets import find_target
 from ..core import DiffkitError
-from . import which
+from . import solvers, which
 
 FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode")
 ALL_BACKENDS = ["symbolic", "numeric", "forward", "reverse"]
@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "accuracy": {},
     "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
     "which": which.DEFAULTS,
+    "solvers": solvers.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
              "scaling": ("backends",), "accuracy": ("functions", "backends")}
@@ -104,7 +105,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
     out = {k: copy.deepcopy(raw.get(k, v)) for k, v in DEFAULTS.items()
-           if k not in FIGURES and k not in ("limits", "which")}
+           if k not in FIGURES and k not in ("limits", "which", "solvers")}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
     for fn in out["functions"]:
@@ -116,6 +117,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
         raise DiffkitError(f"{where}: unknown figure {bad[0]!r}; figures: {', '.join(FIGURES)}")
     out["limits"] = _limits(raw.get("limits", {}), f"{where}: [limits]")
     out["which"] = which.load(raw.get("which", {}), where)
+    out["solvers"] = solvers.load(raw.get("solvers", {}), where)
     for fn in out["which"]["functions"]:
         find_target(fn)
     for fig in FIGURES:
