@@ -28,7 +28,7 @@ class Jit:
     """``fun`` traced once per signature, run as generated numpy code."""
 
     def __init__(self, fun: Callable, static_argnums: int | Sequence[int] = (),
-                 fuse: bool = False, parallel: bool = False) -> None:
+                 fuse: bool = True, parallel: bool = False) -> None:
         self.fun = fun
         self.fuse, self.parallel = bool(fuse), bool(parallel)
         self.static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -106,7 +106,7 @@ class Jit:
         self.programs.clear()
 
 
-def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = False,
+def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = True,
         parallel: bool = False) -> Jit:
     """Compile ``fun``: trace it once per argument shapes/dtypes (and static values) to a
     graph, optimize it, and run generated numpy code from then on. ``fuse=True`` runs
