@@ -35,9 +35,9 @@ from typing import Any
 from ..bench.harness import EXTRA, FIELDS, read_results
 from ..core import DiffkitError
 from . import which
-from .figures import rendered
+from .figures import draw, rendered
 from .page import experiment_page, page
-from .runner import Progress, Record, Runner, run_all, run_on
+from .runner import Progress, Record, Runner, plan_of, run_all, run_on
 from .spec import EXPERIMENTS, experiment, load_spec, read_toml, to_toml
 
 
@@ -148,8 +148,10 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
 
 def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
             progress: Progress | None = None, cluster: Any = None) -> list[Path]:
-    """Only the figures, as PNGs (150 dpi), measured afresh in a temporary folder:
-    the README gallery. ``diffkit report reports/quick.toml -o reports/gallery --gallery``
+    """Only the figures, as PNGs (150 dpi), measured afresh in a temporary folder, and
+    their numbers file ``gallery.json`` (per figure: its sweep's plan, its legends and its
+    width; every record): the README gallery, which ``tests/test_gallery.py`` holds to
+    what the code produces. ``diffkit report reports/quick.toml -o reports/gallery --gallery``
     """
     if cluster is not None:
         _cluster_check(cluster, spec if isinstance(spec, dict) else read_toml(spec))
@@ -159,7 +161,22 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
     with tempfile.TemporaryDirectory() as tmp:
         data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
                      progress, cluster)
+    numbers = {"spec": None if isinstance(spec, dict) else str(spec), "figures": {
+        fig: {"plan": plan_of(s, fig), "legends": legends(draw(fig, rows, s[fig])),
+              "width": int.from_bytes((out / f"{fig}.png").read_bytes()[16:20], "big")}
+        for fig, rows in data.items()}, "records": data}
+    (out / "gallery.json").write_text(json.dumps(numbers, indent=1, default=str) + "\n")
     return [out / f"{fig}.png" for fig in data]
+
+
+def legends(figure: Any) -> list[list[str]]:
+    """The legend entries of each axes of a drawn figure (what a reader sees named)."""
+    import matplotlib.pyplot as plt
+
+    out = [[text.get_text() for text in ax.get_legend().get_texts()]
+           for ax in figure.axes if ax.get_legend() is not None]
+    plt.close(figure)
+    return out
 
 
 def _cluster_check(cluster: Any, raw: dict[str, Any]) -> None:
