@@ -159,7 +159,7 @@ def test_jit_fuses_forward_programs_with_masks_and_broadcasts():
     expected = np.where(a > 0, np.sin(a) * c, np.exp(a)) + np.tanh(a)[None, :] * c[:, None]
     assert_close(f(a, c), expected, rtol=1e-15)
     assert f.program(a, c).fusion.startswith("1 kernel, 0 library calls: k0 = ")
-    unfused = dk.jit(f.fun)
+    unfused = dk.jit(f.fun, fuse=False)
     assert unfused.program(a, c).fusion == "" and "np.where" in unfused.program(a, c).source
     assert_close(unfused(a, c), expected, rtol=1e-15)
 
@@ -202,12 +202,13 @@ def test_kernels_are_cached_on_disk_for_the_next_process(tmp_path, monkeypatch):
 def test_fused_and_unfused_side_by_side_in_compare():
     from diffkit.bench.harness import compare
 
-    rows = compare(rosenbrock, np.linspace(-1, 1, 6), backends=["compiled", "compiled[fuse=True]"],
-                   repeat=1, timeout=120).records()
+    rows = compare(rosenbrock, np.linspace(-1, 1, 6), repeat=1, timeout=120,
+                   backends=["compiled[fuse=false]", "compiled"]).records()
     by = {r["backend"]: r for r in rows}
-    assert set(by) >= {"compiled", "compiled[fuse=true]"}
-    assert all(by[b]["status"] == "ok" for b in ("compiled", "compiled[fuse=true]"))
-    assert "kernel" in str(by["compiled[fuse=true]"].get("fusion"))
+    assert set(by) >= {"compiled", "compiled[fuse=false]"}  # fused is the default
+    assert all(by[b]["status"] == "ok" for b in ("compiled", "compiled[fuse=false]"))
+    assert "kernel" in str(by["compiled"].get("fusion"))
+    assert not by["compiled[fuse=false]"].get("fusion")
 
 
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))

@@ -209,7 +209,7 @@ def test_a_graph_with_an_equation_without_opcode_runs_on_plain_floats():
 
 
 def test_fuse_false_keeps_the_plain_float_program():
-    prog = dk.jit(lambda x: dk.grad(loop)(x)).program(0.3)
+    prog = dk.jit(lambda x: dk.grad(loop)(x), fuse=False).program(0.3)
     assert prog.vm is None and prog.fusion == "" and "math.sin" in prog.source
 
 

@@ -34,7 +34,7 @@ class CompiledBackend(Backend):
     """Static graph: trace once, differentiate the graph, optimize, generate numpy code."""
 
     name = "compiled"
-    defaults = {"fuse": False, "parallel": False}  # fuse: fused kernels (see .fusion)
+    defaults = {"fuse": True, "parallel": False}  # fuse: fused kernels (see compiler.fusion)
     CACHE = 64  # programs kept per backend object
 
     def __init__(self, **options: Any) -> None:

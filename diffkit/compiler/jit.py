@@ -28,7 +28,7 @@ class Jit:
     """``fun`` traced once per signature, run as generated numpy code."""
 
     def __init__(self, fun: Callable, static_argnums: int | Sequence[int] = (),
-                 fuse: bool = False, parallel: bool = False) -> None:
+                 fuse: bool = True, parallel: bool = False) -> None:
         self.fun = fun
         self.fuse, self.parallel = bool(fuse), bool(parallel)
         self.static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -106,14 +106,15 @@ class Jit:
         self.programs.clear()
 
 
-def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = False,
+def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = True,
         parallel: bool = False) -> Jit:
     """Compile ``fun``: trace it once per argument shapes/dtypes (and static values) to a
-    graph, optimize it, and run generated numpy code from then on. ``fuse=True`` runs
-    chains of elementwise operations as one fused kernel each (LLVM IR or Numba), and a program of scalars on
-    the tape VM (``pip install diffkit[jit]``; without numba it says so once and runs the
-    numpy code); ``parallel=True`` lets those
-    loops use all cores (default: one thread, for steady timings)."""
+    graph, optimize it, and run it compiled from then on. By default (``fuse=True``) chains
+    of elementwise operations run as one fused kernel each (LLVM IR or Numba) and a
+    program of scalars on the tape VM (``pip install diffkit[jit]``; without Numba it says
+    so once and runs the numpy code); ``fuse=False`` runs the generated numpy program, one
+    call per equation. ``parallel=True`` lets fused loops use all cores (default: one
+    thread, for steady timings)."""
     return Jit(fun, static_argnums, fuse, parallel)
 
 

@@ -336,7 +336,8 @@ def closed_form(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
     """``fun`` to SymPy at the shape of ``x``, differentiated, compiled; timed as ``setup_s``."""
     start = time.perf_counter()
     syms, f = to_sympy(fun, x)
-    if any(isinstance(e, Boolean) for e in np.ravel(np.asarray(f, dtype=object))):
+    if any(isinstance(e, Boolean) and not isinstance(e, sp.Expr)
+           for e in np.ravel(np.asarray(f, dtype=object))):
         raise DiffkitError(f"{kind} requires a float output, but the function returned bool "
                            "(a comparison has no derivative); return a float")
     if kind in ("derivative", "grad", "hessian") and np.ndim(f) != 0:

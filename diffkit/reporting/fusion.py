@@ -3,7 +3,7 @@ kernels, against n, next to what the memory bus allows.
 
 Eager reverse mode and the unfused compiled program run one numpy call per operation:
 every intermediate is an array written to memory and read back. A fused kernel
-(``dk.jit(f, fuse=True)``, through LLVM IR or Numba) reads ``x`` and writes the gradient
+(``dk.jit(f)``, fused by default, through LLVM IR or Numba) reads ``x`` and writes the gradient
 once. Since such a loop does little arithmetic per byte, its floor is *memory-bound*: bytes
 touched (8n to read x, 8n to write the gradient) over the bandwidth measured at that size
 (a copy of n values, in cache while they fit). A spec marked

@@ -35,9 +35,9 @@ from typing import Any
 from ..bench.harness import EXTRA, FIELDS, read_results
 from ..core import DiffkitError
 from . import solvers, which
-from .figures import rendered
+from .figures import draw, rendered
 from .page import experiment_page, page
-from .runner import Progress, Record, Runner, run_all, run_on
+from .runner import Progress, Record, Runner, plan_of, run_all, run_on
 from .spec import EXPERIMENTS, experiment, load_spec, read_toml, to_toml
 
 
@@ -151,8 +151,10 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
 
 def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
             progress: Progress | None = None, cluster: Any = None) -> list[Path]:
-    """Only the figures, as PNGs (150 dpi), measured afresh in a temporary folder:
-    the README gallery. ``diffkit report reports/quick.toml -o reports/gallery --gallery``
+    """Only the figures, as PNGs (150 dpi), measured afresh in a temporary folder, and
+    their numbers file ``gallery.json`` (per figure: its sweep's plan, its legends and its
+    width; every record): the README gallery, which ``tests/test_gallery.py`` holds to
+    what the code produces. ``diffkit report reports/quick.toml -o reports/gallery --gallery``
     """
     if cluster is not None:
         _cluster_check(cluster, spec if isinstance(spec, dict) else read_toml(spec))
@@ -163,7 +165,28 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
         data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
                      progress, cluster)
     solved = solvers.rows(s["solvers"])
-    return [out / f"{fig}.png" for fig in data] + ([solvers.draw(solved, out)] if solved else [])
+    made = [out / f"{fig}.png" for fig in data] + ([solvers.draw(solved, out)] if solved else [])
+    figures = {fig: {"plan": plan_of(s, fig), "legends": legends(draw(fig, rows, s[fig]))}
+               for fig, rows in data.items()}
+    if solved:
+        figures["solvers"] = {"plan": s["solvers"], "legends": legends(solvers.figure(solved))}
+        data = {**data, "solvers": solved}
+    for fig, entry in figures.items():
+        entry["width"] = int.from_bytes((out / f"{fig}.png").read_bytes()[16:20], "big")
+    numbers = {"spec": None if isinstance(spec, dict) else str(spec), "figures": figures,
+               "records": data}
+    (out / "gallery.json").write_text(json.dumps(numbers, indent=1, default=str) + "\n")
+    return made
+
+
+def legends(figure: Any) -> list[list[str]]:
+    """The legend entries of each axes of a drawn figure (what a reader sees named)."""
+    import matplotlib.pyplot as plt
+
+    out = [[text.get_text() for text in ax.get_legend().get_texts()]
+           for ax in figure.axes if ax.get_legend() is not None]
+    plt.close(figure)
+    return out
 
 
 def _cluster_check(cluster: Any, raw: dict[str, Any]) -> None:

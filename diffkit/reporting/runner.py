@@ -245,8 +245,19 @@ def plan(spec: str | os.PathLike | dict[str, Any]) -> list[str]:
     ['accuracy · exp', 'accuracy · tanh']
     """
     s = load_spec(spec)
-    return [lbl for fig in s["figures"] for lbl, _ in _units(fig, s[fig], None)] + [  # type: ignore
+    return [lbl for fig in s["figures"] for lbl in plan_of(s, fig)] + [
         f"which · {fn}" for fn in s["which"]["functions"]]
+
+
+def plan_of(spec: dict[str, Any], fig: str) -> list[str]:
+    """The progress labels of one figure's sweep in a loaded spec (its functions, sizes
+    and backends, as measured).
+
+    >>> from diffkit.reporting.spec import load_spec
+    >>> plan_of(load_spec({"figures": ["accuracy"], "functions": ["exp"]}), "accuracy")
+    ['accuracy · exp']
+    """
+    return [label for label, _ in _units(fig, spec[fig], None)]  # type: ignore[arg-type]
 
 
 def run_all(spec: dict[str, Any], run: Runner, progress: Progress | None

@@ -25,6 +25,7 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 from ..bench.harness import fmt_bytes, fmt_error, fmt_seconds
 from ..bench.iterative import PROBLEMS, problem, sweep
 from ..core import DiffkitError
+from .figures import DPI
 from .plots import ShownFigure, _legend
 
 Record = dict[str, Any]
@@ -101,7 +102,7 @@ def draw(data: list[Record], out: Path) -> Path:
     """The figure as ``solvers.png`` in ``out``."""
     png = out / "solvers.png"
     fig = figure(data)
-    fig.savefig(png, dpi=110)
+    fig.savefig(png, dpi=DPI)
     return png
 
 
