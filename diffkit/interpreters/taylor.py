@@ -31,6 +31,10 @@ from ..core import Box, DiffkitError, Interpreter, Primitive, new_level
 from ..pytree import tree_map
 
 
+NO_NESTING = ("Taylor mode (dk.jet, dk.derivatives) does not nest with other transforms; "
+              "apply it to a plain function of arrays (its series hold the higher derivatives)")
+
+
 class Series(Box):
     """A truncated Taylor series; ``value`` is its constant term."""
 
@@ -52,8 +56,7 @@ class TaylorInterpreter(Interpreter):
             if type(a) is Series and a._interp is self:
                 xs.append(a.coeffs)
             elif isinstance(a, Box):
-                raise DiffkitError("Taylor mode (dk.jet, dk.derivatives) does not nest with "
-                                   "other transforms; apply it to a plain function of arrays")
+                raise DiffkitError(NO_NESTING)
             else:
                 xs.append(Const(a))
         order = min(len(x) - 1 for x in xs if not isinstance(x, Const))

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..checks import as_input
-from ..core import DiffkitError, shape
-from ..interpreters.taylor import propagate
+from ..core import Box, DiffkitError, shape
+from ..interpreters.taylor import NO_NESTING, propagate
 from ..pytree import tree_map
 
 
@@ -51,6 +51,8 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
     coeffs = []
     for i, (x0, terms) in enumerate(zip(primals, series)):
         x0 = as_input(x0, f"jet: primal {i}")
+        if isinstance(x0, Box):
+            raise DiffkitError(NO_NESTING)
         terms = [np.broadcast_to(as_input(t, f"jet: series {i}"), shape(x0)) for t in terms]
         coeffs.append(np.stack([x0] + [t / math.factorial(k) for k, t in enumerate(terms, 1)]))
     out = propagate(fun, coeffs)
