@@ -1,6 +1,7 @@
 """Catalog functions with structure: sparse Jacobians and Hessians, and a long scalar chain.
 
-* ``bratu``: the 2-D Bratu residual on an m × m interior grid (n = m², zero boundary),
+* ``bratu``: the 2-D Bratu residual on an m × m interior grid (n = m², zero boundary; other
+  n: an m × n/m grid),
   ``4u - (four neighbours) - h² λ eᵘ``: the 5-point Laplacian's pattern;
 * ``chained_rosenbrock``: Σ 4 (x_{i-1} - x_i²)² + (1 - x_i)² (Lukšan and Vlček's chained
   Rosenbrock), a tridiagonal Hessian;
@@ -29,10 +30,12 @@ LAMBDA = 1.0  # Bratu's parameter (solutions exist for λ below about 6.8)
 
 
 def bratu(u: Any) -> Any:
-    """The 2-D Bratu residual on an m × m interior grid, spacing h = 1/(m + 1)."""
-    m = int(round(np.sqrt(u.shape[0])))
-    h2 = 1.0 / (m + 1) ** 2
-    grid = dnp.pad(dnp.reshape(u, (m, m)), 1)
+    """The 2-D Bratu residual on an m × k interior grid (m k = n, m the largest divisor of
+    n up to √n: a square when n is one), spacing h = 1/(k + 1)."""
+    n = u.shape[0]
+    m = max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)
+    h2 = 1.0 / (n // m + 1) ** 2
+    grid = dnp.pad(dnp.reshape(u, (m, n // m)), 1)
     centre = grid[1:-1, 1:-1]
     neighbours = grid[:-2, 1:-1] + grid[2:, 1:-1] + grid[1:-1, :-2] + grid[1:-1, 2:]
     return dnp.reshape(4.0 * centre - neighbours - h2 * LAMBDA * dnp.exp(centre), (-1,))
