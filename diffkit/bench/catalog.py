@@ -452,7 +452,7 @@ ENTRIES: list[Entry] = [
           point=_at(0.3), domain="[0, 1]", depth=4, group=_A),
     Entry("taylor_chain", structured.taylor_chain, "derivative",
           "v <- exp(sin(v)/2) sqrt(1 + v^2) / (2 + cos v), depth times: ten primitives a step",
-          point=_at(0.3), depth=20, group=_A),
+          point=_at(0.3), depth=4, group=_A),
     Entry("nested_sin", _nested_sin, "derivative", "sin(sin(...sin(x))) nested depth times",
           point=_at(1.0), depth=5, group=_A),
     Entry("sin_product", _sin_product, "grad",
