@@ -48,14 +48,17 @@ def way(method: str, f: Callable, x: np.ndarray) -> tuple[Callable[[Any], Any], 
     return coloured, {"colors": plan.colors, "passes": plan.passes}
 
 
-def _cell(method: str, f: Callable, x: np.ndarray, repeat: int) -> dict:
+def measure_way(method: str, f: Callable, x: np.ndarray, repeat: int, keep: bool = True) -> dict:
+    """One way measured at x: time per call, first call, colours, passes (and the
+    Jacobian as a dense array, with ``keep``)."""
     start = time.perf_counter()
     fn, size = way(method, f, x)
     jac = fn(x)
     jac = np.reshape(jac.toarray() if hasattr(jac, "toarray") else jac, (-1, x.size))
     first = time.perf_counter() - start
     per_call, _ = timed(lambda: fn(x), repeat=repeat, min_time=0.02)
-    return {"status": "ok", "time_s": per_call, "first_call_s": first, "jacobian": jac, **size}
+    return {"status": "ok", "time_s": per_call, "first_call_s": first, **size,
+            **({"jacobian": jac} if keep else {})}
 
 
 def compare_sparse(spec: str | Callable, x: Any = None, *, n: int | None = None,
@@ -70,7 +73,7 @@ def compare_sparse(spec: str | Callable, x: Any = None, *, n: int | None = None,
         if method not in METHODS:
             raise DiffkitError(f"unknown method {method!r} for --sparse; use some of "
                                f"{', '.join(METHODS)}")
-    cells = {m: run_isolated(lambda m=m: _cell(m, target.f, x0, repeat), timeout=timeout)
+    cells = {m: run_isolated(lambda m=m: measure_way(m, target.f, x0, repeat), timeout=timeout)
              for m in dict.fromkeys(["dense forward", *chosen])}
     ref = cells["dense forward"].get("jacobian")
     rows = []

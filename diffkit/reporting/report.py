@@ -61,12 +61,13 @@ from ..bench.harness import (
 from ..bench.cells import run_isolated
 from ..bench.measure import measure
 from ..bench.targets import Target, kind_for, find_target
-from . import which
+from . import sparse_taylor, which
 
 Record = dict[str, Any]
 Progress = Callable[[str], None]
 DPI = 150  # figures for slides: a 6.4-inch figure is 960 pixels wide
-FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode")
+FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode",
+           *sparse_taylor.DEFAULTS)
 ALL_BACKENDS = ["symbolic", "numeric", "forward", "reverse"]
 DEFAULTS: dict[str, Any] = {
     "title": "diffkit report", "description": "",
@@ -86,6 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "accuracy": {},
     "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
     "which": which.DEFAULTS,
+    **sparse_taylor.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
              "scaling": ("backends",), "accuracy": ("functions", "backends")}
@@ -96,7 +98,7 @@ SECTION_KEYS = {"steps": {"functions", "methods", "backends"},
                 "jacobian": {"inputs", "outputs"},
                 "memory": {"function", "size", "depths", "backends"},
                 "accuracy": {"functions", "backends"},
-                "graphmode": {"function", "sizes"}}
+                "graphmode": {"function", "sizes"}, **sparse_taylor.SECTION_KEYS}
 
 
 # =========================================================================== the spec
@@ -478,6 +480,8 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     elif fig == "accuracy":
         for fn in s["functions"]:
             yield f"accuracy · {fn}", lambda fn=fn: run.compared(fn, s["backends"])
+    elif fig in sparse_taylor.DEFAULTS:
+        yield from sparse_taylor.units(fig, s, run.limits if run else {"timeout": 60.0})
     elif fig == "graphmode":
         fn = s["function"]
         for n in s["sizes"]:
@@ -588,6 +592,7 @@ INFO = {
         "(time(reverse) - time(compiled)).",
         ("function", "n", "backend", "status", "time_s", "setup_s", "graph_eqns",
          "message")),
+    **{fig: FigureInfo(*info) for fig, info in sparse_taylor.INFO.items()},
 }
 FORMAT = {"error": fmt_error, "best error": fmt_error, "error at auto step": fmt_error,
           "time_s": fmt_seconds, "f_time_s": fmt_seconds, "setup_s": fmt_seconds,
@@ -608,6 +613,8 @@ def draw(fig: str, rows: list[Record], section: dict[str, Any]) -> Any:
         from .graphmode import graphmode_figure
 
         return graphmode_figure(rows)
+    if fig in sparse_taylor.DEFAULTS:
+        return sparse_taylor.draw(fig, rows)
     return getattr(plots, {"swell": "swell_figure", "scaling": "scaling_figure",
                            "jacobian": "jacobian_figure", "memory": "memory_figure",
                            "accuracy": "accuracy_figure"}[fig])(rows)
