@@ -34,6 +34,7 @@ from ..backends import backend, backends
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
 from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
+from . import advise_coloured
 from .cells import run_isolated
 from .harness import compare
 from .measure import TRANSFORMS, error_against, peak_bytes, timed
@@ -307,6 +308,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
                                          "was spent"))
             continue
         candidates.append(_measure(t, kind, spec, min(per_cell, remaining), memory_mb))
+    if traceable:
+        candidates += advise_coloured.candidates(t, kind, per_cell, memory_mb, facts)
     _estimate_errors(candidates)
     facts["kink_near_x"] = _kink(t)
     fits = [c for c in candidates if c.status == "ok" and c.error is not None
@@ -317,7 +320,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
         return c.cost(calls) / (1.0 if c.method.startswith("numeric") else NOISE)
 
     fits.sort(key=rank)
-    if len(fits) > 1 and rank(fits[1]) <= CLOSE * rank(fits[0]):
+    if len(fits) > 1 and rank(fits[1]) <= CLOSE * rank(fits[0]) and \
+            {fits[0].method, fits[1].method} <= set(methods()):  # (backends: a coloured one is not)
         _duel(t, kind, fits[0], fits[1], per_cell, memory_mb)
         fits.sort(key=rank)
         facts["remeasured"] = [c.method for c in fits[:2]]
@@ -330,7 +334,7 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
                     runner, [])
     advice.reasons = _reasons(advice)
     if verify and best is not None:
-        chosen = [c for c in (best, runner) if c is not None]
+        chosen = [c for c in (best, runner) if c is not None and c.method in methods()]
         result = compare(f, *(() if isinstance(f, str) else (t.x,)), at=at, n=n, depth=depth,
                          backends=[c.method for c in chosen], repeat=3)
         advice.verified = [
@@ -429,6 +433,7 @@ def _reasons(a: Advice) -> list[str]:
             and a.best.method != "compiled":
         out.append(f"Compiled code ({_secs(comp.time_s)} per call after {_secs(comp.setup_s)} "
                    "setup) saves nothing per call here: eager evaluation is as fast.")
+    out += advise_coloured.reasons(a.facts)
     central = c.get("numeric[method=central]")
     if central is not None and central.error is not None:
         out.append(f"Central differences: error {_err(central.error)} ({central.error_basis}) — "
