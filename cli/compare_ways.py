@@ -17,19 +17,13 @@ def order_report(func: str, k: int, depth: int | None, at: dict | None, methods:
 
     records = compare_order(func, k, at=at, depth=depth, methods=methods, timeout=timeout,
                             repeat=repeat)
-    if fmt != "table":
-        emit(render(records, fmt), output)
-        return records
     rows = [["method", "status", f"f^({k})", "error", "per call", "first call"]]
     rows += [[r["method"], r["status"], _number(r.get("derivative")), fmt_error(r.get("error")),
               fmt_seconds(r.get("time_s")), fmt_seconds(r.get("first_call_s"))] for r in records]
-    x = records[0]["x"] if records else None
-    title = f"{func}: derivative of order {k} at x = {x:g}"
-    notes = [f"{r['method']}: {r['message']}" for r in records if r.get("message")]
-    notes.append("error: relative, against mpmath.diff of f's closed form at 40 digits; first "
-                 "call: setup (deriving, compiling) and one evaluation")
-    emit(render([], "table", table=rows, title=title, colored=colored) + "\n" + wrapped(notes),
-         output)
+    x = records[0]["x"] if records else float("nan")
+    _show(records, rows, f"{func}: derivative of order {k} at x = {x:g}",
+          "error: relative, against mpmath.diff of f's closed form at 40 digits; first call: "
+          "setup (deriving, compiling) and one evaluation", fmt, output, colored)
     return records
 
 
@@ -40,19 +34,25 @@ def sparse_report(func: str, n: int | None, methods: list[str] | None, timeout: 
     from diffkit.bench.harness import fmt_error, fmt_seconds
 
     records = compare_sparse(func, n=n, methods=methods, timeout=timeout, repeat=repeat)
-    if fmt != "table":
-        emit(render(records, fmt), output)
-        return records
     rows = [["method", "status", "error", "per call", "first call", "size"]]
     rows += [[r["method"], r["status"], fmt_error(r.get("error")), fmt_seconds(r.get("time_s")),
               fmt_seconds(r.get("first_call_s")), _size(r)] for r in records]
-    title = f"{func}: Jacobian at n = {records[0]['n'] if records else '?'}, dense and coloured"
-    notes = [f"{r['method']}: {r['message']}" for r in records if r.get("message")]
-    notes.append("error: relative max-norm against the dense forward-mode Jacobian; first call: "
-                 "with the pattern and colouring, which later calls reuse")
+    _show(records, rows, f"{func}: Jacobian at n = {records[0]['n'] if records else '?'}, dense "
+          "and coloured", "error: relative max-norm against the dense forward-mode Jacobian; "
+          "first call: with the pattern and colouring, which later calls reuse", fmt, output,
+          colored)
+    return records
+
+
+def _show(records: list[dict[str, Any]], rows: list[list[str]], title: str, note: str, fmt: str,
+          output: str | None, colored: bool) -> None:
+    """The records in ``fmt``; as a table: the rows, each way's message, and ``note``."""
+    if fmt != "table":
+        emit(render(records, fmt), output)
+        return
+    notes = [f"{r['method']}: {r['message']}" for r in records if r.get("message")] + [note]
     emit(render([], "table", table=rows, title=title, colored=colored) + "\n" + wrapped(notes),
          output)
-    return records
 
 
 def _number(v: Any) -> str:

@@ -6,19 +6,10 @@ import math
 
 import numpy as np
 
+from test_cli import run
+
 from diffkit.bench.coloured import compare_sparse
 from diffkit.bench.orders import compare_order
-from diffkit_cli.main import main
-
-
-def run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_order_compares_every_way_against_the_closed_form():

@@ -34,8 +34,11 @@ def bratu(u: Any) -> Any:
     n up to √n: a square when n is one), spacing h = 1/(k + 1)."""
     n = u.shape[0]
     m = max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)
-    h2 = 1.0 / (n // m + 1) ** 2
-    grid = dnp.pad(dnp.reshape(u, (m, n // m)), 1)
+    k = n // m
+    h2 = 1.0 / (k + 1) ** 2
+    side, top = np.zeros((m, 1)), np.zeros((1, k + 2))  # the zero boundary
+    grid = dnp.concatenate([top, dnp.concatenate([side, dnp.reshape(u, (m, k)), side], axis=1),
+                            top], axis=0)
     centre = grid[1:-1, 1:-1]
     neighbours = grid[:-2, 1:-1] + grid[2:, 1:-1] + grid[1:-1, :-2] + grid[1:-1, 2:]
     return dnp.reshape(4.0 * centre - neighbours - h2 * LAMBDA * dnp.exp(centre), (-1,))

@@ -58,14 +58,14 @@ class TaylorInterpreter(Interpreter):
             elif isinstance(a, Box):
                 raise DiffkitError(NO_NESTING)
             else:
-                xs.append(Const(a))
-        order = min(len(x) - 1 for x in xs if not isinstance(x, Const))
-        xs = [x if isinstance(x, Const) else x[:order + 1] for x in xs]
+                xs.append(Constant(a))
+        order = min(len(x) - 1 for x in xs if not isinstance(x, Constant))
+        xs = [x if isinstance(x, Constant) else x[:order + 1] for x in xs]
         rule = RULES.get(prim.name, _from_jvp)
         return Series(self, rule(self, prim, xs, params))
 
 
-class Const:
+class Constant:
     """A constant argument: its value, and no higher coefficients."""
 
     __slots__ = ("value",)
@@ -76,7 +76,7 @@ class Const:
 
 def _term(x: Any, k: int) -> Any:
     """Coefficient k of an argument (constants: the value, then 0)."""
-    if isinstance(x, Const):
+    if isinstance(x, Constant):
         return x.value if k == 0 else np.zeros_like(np.asarray(x.value, dtype=float))
     return x[k]
 
@@ -86,7 +86,7 @@ def _stack(terms: list) -> np.ndarray:
 
 
 def _order(xs: list) -> int:
-    return min(len(x) - 1 for x in xs if not isinstance(x, Const))
+    return min(len(x) - 1 for x in xs if not isinstance(x, Constant))
 
 
 def _linear(fixed: tuple[int, ...] = ()) -> Callable[..., np.ndarray]:
@@ -100,7 +100,7 @@ def _linear(fixed: tuple[int, ...] = ()) -> Callable[..., np.ndarray]:
 
 def _scaled(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     """A product with a constant factor: linear in the other argument."""
-    return _linear(fixed=tuple(i for i, x in enumerate(xs) if isinstance(x, Const)))(
+    return _linear(fixed=tuple(i for i, x in enumerate(xs) if isinstance(x, Constant)))(
         interp, prim, xs, params)
 
 
@@ -120,7 +120,7 @@ def _cauchy(a: np.ndarray, b: np.ndarray, product: Callable[[Any, Any], Any] = n
 
 def _mul(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     a, b = xs
-    if isinstance(a, Const) or isinstance(b, Const):
+    if isinstance(a, Constant) or isinstance(b, Constant):
         return _scaled(interp, prim, xs, params)
     nd = max(a.ndim, b.ndim) - 1
     a, b = _lift(a, nd), _lift(b, nd)
@@ -134,19 +134,19 @@ def _mul(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> 
 def _bilinear(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     """matmul: a Cauchy product of the primitive itself."""
     a, b = xs
-    if isinstance(a, Const) or isinstance(b, Const):
+    if isinstance(a, Constant) or isinstance(b, Constant):
         return _scaled(interp, prim, xs, params)
     return _cauchy(a, b, lambda u, v: prim.impl(u, v, **params))
 
 
 def _full(x: Any, K: int) -> np.ndarray:
     """Every coefficient, order 0..K, of an argument (zeros after a constant's value)."""
-    return x[:K + 1] if not isinstance(x, Const) else _stack([_term(x, k) for k in range(K + 1)])
+    return x[:K + 1] if not isinstance(x, Constant) else _stack([_term(x, k) for k in range(K + 1)])
 
 
 def _div(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     a, b = xs
-    if isinstance(b, Const):
+    if isinstance(b, Constant):
         return _scaled(interp, prim, xs, params)
     K = _order(xs)
     a, b = _full(a, K), b
@@ -204,7 +204,7 @@ def _sqrt(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) ->
 def _power(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     """x^a for a constant a where x_0 has no zero (x y' = a x' y); else from the JVP rule."""
     x, a = xs
-    if not isinstance(a, Const) or isinstance(x, Const) or np.any(np.asarray(x[0]) == 0):
+    if not isinstance(a, Constant) or isinstance(x, Constant) or np.any(np.asarray(x[0]) == 0):
         return _from_jvp(interp, prim, xs, params)
     a = a.value
     y = [np.power(x[0], a)]
@@ -220,11 +220,11 @@ def _from_jvp(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict
     y0 = prim.impl(*(_term(x, 0) for x in xs), **params)
     y = [np.asarray(y0)]
     for k in range(1, K + 1):
-        args = [x.value if isinstance(x, Const) else Series(interp, x[:k]) for x in xs]
+        args = [x.value if isinstance(x, Constant) else Series(interp, x[:k]) for x in xs]
         ys = Series(interp, _stack(y))
         y_dot: Any = 0.0
         for i, x in enumerate(xs):
-            if isinstance(x, Const):
+            if isinstance(x, Constant):
                 continue
             x_dot = Series(interp, x[1:k + 1] * np.reshape(np.arange(1.0, k + 1), (k,) + (1,) * (x.ndim - 1)))
             rule = prim.jvp_joint if prim.jvp_joint is not None else prim.jvp[i]
@@ -265,7 +265,7 @@ def propagate(fun: Callable[..., Any], coeffs: list[np.ndarray]) -> Any:
         def unwrap(v: Any) -> np.ndarray:
             if type(v) is Series and v._interp is interp:
                 return v.coeffs
-            return _stack([_term(Const(v), k) for k in range(K + 1)])
+            return _stack([_term(Constant(v), k) for k in range(K + 1)])
         return tree_map(unwrap, out)
 
 
