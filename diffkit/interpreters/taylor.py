@@ -93,8 +93,9 @@ def _linear(fixed: tuple[int, ...] = ()) -> Callable[..., np.ndarray]:
     """A primitive linear in its arguments (those in ``fixed``, such as select's mask,
     are the same at every order): apply it to each coefficient."""
     def rule(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-        return _stack([prim.impl(*(x.value if i in fixed else _term(x, k) for i, x in enumerate(xs)),
-                                 **params) for k in range(_order(xs) + 1)])
+        return _stack([prim.impl(*(x.value if i in fixed else _term(x, k)
+                                   for i, x in enumerate(xs)), **params)
+                       for k in range(_order(xs) + 1)])
     return rule
 
 
@@ -109,12 +110,10 @@ def _lift(c: np.ndarray, ndim: int) -> np.ndarray:
     return np.reshape(c, (len(c),) + (1,) * (ndim - c.ndim + 1) + c.shape[1:])
 
 
-def _cauchy(a: np.ndarray, b: np.ndarray, product: Callable[[Any, Any], Any] = np.multiply,
-            start: int = 0) -> np.ndarray:
-    """``c_k = Σ_{j=start}^{k} product(a_j, b_{k-j})``, k = 0..K (a, b: full coefficients)."""
+def _cauchy(a: np.ndarray, b: np.ndarray, product: Callable[[Any, Any], Any]) -> np.ndarray:
+    """``c_k = Σ_{j=0}^{k} product(a_j, b_{k-j})``, k = 0..K."""
     K = min(len(a), len(b)) - 1
-    out = [sum((product(a[j], b[k - j]) for j in range(start, k + 1)), np.zeros(()))
-           for k in range(K + 1)]
+    out = [sum((product(a[j], b[k - j]) for j in range(k + 1)), np.zeros(())) for k in range(K + 1)]
     return _stack(out)
 
 
@@ -216,28 +215,26 @@ def _power(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -
 def _from_jvp(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     """Any primitive from its JVP rule: ``y' = Σ_i jvp_i(x_i', y, x)``, the rule run in
     Taylor arithmetic at order k-1 to give ``y_k = (y')_{k-1} / k``, k = 1..K."""
-    K = _order(xs)
     y0 = prim.impl(*(_term(x, 0) for x in xs), **params)
     y = [np.asarray(y0)]
-    for k in range(1, K + 1):
+    for k in range(1, _order(xs) + 1):
         args = [x.value if isinstance(x, Constant) else Series(interp, x[:k]) for x in xs]
         ys = Series(interp, _stack(y))
-        y_dot: Any = 0.0
-        for i, x in enumerate(xs):
-            if isinstance(x, Constant):
-                continue
-            x_dot = Series(interp, x[1:k + 1] * np.reshape(np.arange(1.0, k + 1), (k,) + (1,) * (x.ndim - 1)))
-            rule = prim.jvp_joint if prim.jvp_joint is not None else prim.jvp[i]
-            tangents = [x_dot if j == i else 0.0 for j in range(len(xs))]
-            term = rule(tangents, ys, *args, **params) if prim.jvp_joint else rule(x_dot, ys, *args, **params)
-            y_dot = y_dot + term
+        x_dots = [None if isinstance(x, Constant) else Series(interp, _slope(x, k)) for x in xs]
+        if prim.jvp_joint is not None:
+            y_dot = prim.jvp_joint([np.zeros(np.shape(x.value)) if t is None else t
+                                    for x, t in zip(xs, x_dots)], ys, *args, **params)
+        else:
+            y_dot = sum(prim.jvp[i](t, ys, *args, **params) for i, t in enumerate(x_dots)
+                        if t is not None)
         coeff = y_dot.coeffs[k - 1] if type(y_dot) is Series else (y_dot if k == 1 else 0.0)
         y.append(np.broadcast_to(np.asarray(coeff) / k, np.shape(y0)))
     return _stack(y)
 
 
-def _exp_slope(y: list, m: int) -> Any:
-    return y[m]
+def _slope(x: np.ndarray, k: int) -> np.ndarray:
+    """Coefficients 0..k-1 of x'(t): ``(j+1) x_{j+1}``."""
+    return x[1:k + 1] * np.reshape(np.arange(1.0, k + 1), (k,) + (1,) * (x.ndim - 1))
 
 
 LINEAR = ("neg", "add", "sub", "reshape", "transpose", "getitem", "scatter_add", "concatenate",
@@ -246,7 +243,7 @@ LINEAR = ("neg", "add", "sub", "reshape", "transpose", "getitem", "scatter_add",
 RULES: dict[str, Callable[..., np.ndarray]] = {
     **dict.fromkeys(LINEAR, _linear()), "select": _linear(fixed=(0,)),
     "mul": _mul, "matmul": _bilinear, "div": _div, "log": _log, "sqrt": _sqrt, "power": _power,
-    "exp": _ode(np.exp, _exp_slope),
+    "exp": _ode(np.exp, lambda y, m: y[m]),
     "tanh": _ode(np.tanh, lambda y, m: (m == 0) - _square(y, m)),
     "tan": _ode(np.tan, lambda y, m: (m == 0) + _square(y, m)),
     "sigmoid": _ode(lambda v: 0.5 * np.tanh(0.5 * v) + 0.5, lambda y, m: y[m] - _square(y, m)),

@@ -140,12 +140,14 @@ class SparseJacobian(_Sparse):
         s = coloring.seeds(plan.color)
         if plan.mode == "reverse":
             be = self.backend or as_backend("reverse")
-            y, pull = be.vjp(flat, z)
-            compressed = np.array([np.reshape(pull(s[:, c]), -1) for c in range(plan.colors)])
+            _, pull = be.vjp(flat, z)
+            compressed = _columns(lambda c: pull(s[:, c]), plan, plan.pattern.shape[1]).T
             return coloring.decompress_rows(plan.pattern, plan.color, compressed)
         if plan.mode == "cpr":
-            h = fd._steps("central", 2, z, None if self.backend is None else self.backend.options["step"])
-            compressed = _columns(lambda c: (flat(z + h * s[:, c]) - flat(z - h * s[:, c])) / 2.0, plan)
+            step = None if self.backend is None else self.backend.options["step"]
+            h = fd._steps("central", 2, z, step)  # (the numeric backend's steps, per column)
+            compressed = _columns(lambda c: (flat(z + h * s[:, c]) - flat(z - h * s[:, c])) / 2.0,
+                                  plan)
             scaled = coloring.decompress_columns(plan.pattern, plan.color, compressed)
             return sp.csr_array(scaled @ sp.diags_array(1.0 / h))  # entry (i, j) was J[i, j] h[j]
         be = self.backend or as_backend("forward")
@@ -164,7 +166,8 @@ class SparseHessian(_Sparse):
     def __call__(self, x: Any) -> sp.csr_array:
         x = as_input(x, "sparse_hessian: the argument")
         plan = self.plan(x)
-        flat, z, s = _flat(self.f, shape(x), scalar=True), np.reshape(x, -1), coloring.seeds(plan.color)
+        flat = _flat(self.f, shape(x), scalar=True)
+        z, s = np.reshape(x, -1), coloring.seeds(plan.color)
         reverse, be = as_backend("reverse"), self.backend or as_backend("forward")
 
         def gradient(v: Any) -> Any:
@@ -206,10 +209,12 @@ def sparse_hessian(f: Callable, *, backend: str | Backend | None = None,
     return SparseHessian(f, backend, order)
 
 
-def _columns(column: Callable[[int], Any], plan: Plan) -> np.ndarray:
-    """The compressed matrix: one column per colour, ``column(c)`` flattened."""
+def _columns(column: Callable[[int], Any], plan: Plan, length: int | None = None) -> np.ndarray:
+    """The compressed matrix: one column per colour, ``column(c)`` flattened (each of
+    ``length`` entries: the pattern's rows by default)."""
     cols = [np.reshape(primal(column(c)), -1) for c in range(plan.colors)]
-    return np.stack(cols, axis=1) if cols else np.zeros((plan.pattern.shape[0], 0))
+    rows = plan.pattern.shape[0] if length is None else length
+    return np.stack(cols, axis=1) if cols else np.zeros((rows, 0))
 
 
 def _count(color: np.ndarray) -> int:
