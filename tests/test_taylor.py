@@ -133,3 +133,10 @@ def test_mistakes_are_one_line():
         dk.derivatives(dnp.sin, -1)
     with pytest.raises(dk.DiffkitError, match="nest"):
         dk.grad(lambda v: dk.derivatives(dnp.sin, 2)(v)[2])(0.5)
+
+
+def test_jet_of_two_primals_matches_jax():
+    primals, series = (0.3, 0.7), ([1.0, 0.5, -0.2], [0.3, 0.0, 1.0])
+    y0, ys = dk.jet(lambda a, b: dnp.sin(a) * dnp.exp(b) / (1.0 + a * b), primals, series)
+    j0, js = jax_jet.jet(lambda a, b: jnp.sin(a) * jnp.exp(b) / (1.0 + a * b), primals, series)
+    assert _close(y0, j0) and all(_close(u, v) for u, v in zip(ys, js))
