@@ -11,7 +11,7 @@ the spec with every default filled in (``spec.toml``). The ``diffkit`` command r
 on one thread (multi-threaded matrix products time erratically); from Python, set
 ``OPENBLAS_NUM_THREADS=1`` before numpy is imported for the same steadiness.
 
-Regenerate the README gallery (``reports/gallery/*.png``, the 8 standard figures) with::
+Regenerate the README gallery (``reports/gallery/*.png``, the 10 standard figures) with::
 
     diffkit report reports/quick.toml -o reports/gallery --gallery
 
