@@ -309,7 +309,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
             continue
         candidates.append(_measure(t, kind, spec, min(per_cell, remaining), memory_mb))
     if traceable:
-        candidates += advise_coloured.candidates(t, kind, per_cell, memory_mb, facts)
+        candidates += [Candidate(**c) for c in
+                       advise_coloured.candidates(t, kind, per_cell, memory_mb, facts)]
     _estimate_errors(candidates)
     facts["kink_near_x"] = _kink(t)
     fits = [c for c in candidates if c.status == "ok" and c.error is not None

@@ -9,7 +9,7 @@ calls only do the passes.
 >>> import numpy as np
 >>> from diffkit.bench.targets import find_target
 >>> facts = {}
->>> [c.method for c in candidates(find_target("broyden", n=200), "jacobian", 10.0, None, facts)]
+>>> [c["method"] for c in candidates(find_target("broyden", n=200), "jacobian", 10.0, None, facts)]
 ['coloured forward']
 >>> facts["colors"], facts["pattern_nnz"]
 (3, 598)
@@ -29,11 +29,10 @@ from .targets import Target
 
 
 def candidates(t: Target, kind: str, timeout: float, memory_mb: float | None,
-               facts: dict[str, Any]) -> list:
+               facts: dict[str, Any]) -> list[dict[str, Any]]:
     """The coloured candidate for a Jacobian whose pattern needs fewer colours than n and m
-    (none otherwise); ``facts`` gains the pattern's non-zeros, colours and mode."""
-    from .advise import Candidate  # (advise imports this module: the class is its own)
-
+    (none otherwise), as the fields of an advise ``Candidate``; ``facts`` gains the
+    pattern's non-zeros, colours and mode."""
     if kind != "jacobian":
         return []
     x = np.atleast_1d(np.asarray(t.x, dtype=float))
@@ -58,10 +57,11 @@ def candidates(t: Target, kind: str, timeout: float, memory_mb: float | None,
     out = run_isolated(job, timeout=timeout, memory_mb=memory_mb)
     method = f"coloured {plan.mode}"
     if out.get("status") != "ok":
-        return [Candidate(method, status=out.get("status", "error"), note=out.get("message", ""))]
-    return [Candidate(method, setup_s=out["setup_s"], time_s=out["time_s"],
-                      peak_bytes=out["peak_bytes"], derivative=out["derivative"],
-                      size=f"{plan.colors} colours, {plan.passes} passes")]
+        return [{"method": method, "status": out.get("status", "error"),
+                 "note": out.get("message", "")}]
+    return [{"method": method, "setup_s": out["setup_s"], "time_s": out["time_s"],
+             "peak_bytes": out["peak_bytes"], "derivative": out["derivative"],
+             "size": f"{plan.colors} colours, {plan.passes} passes"}]
 
 
 def reasons(facts: dict[str, Any]) -> list[str]:

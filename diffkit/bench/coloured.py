@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError
+from ..transforms.functional import jacobian
+from ..transforms.sparse import sparse_jacobian
 from .cells import run_isolated
 from .measure import timed
 from .targets import find_target
@@ -34,9 +36,6 @@ METHODS = ("dense forward", "dense reverse", "dense numeric", "coloured forward"
 def way(method: str, f: Callable, x: np.ndarray) -> tuple[Callable[[Any], Any], dict[str, Any]]:
     """The Jacobian of ``f`` by ``method`` (a function of x: a dense array, or a
     ``scipy.sparse`` one for the coloured ways) and its colours and passes at x."""
-    from ..transforms.functional import jacobian
-    from ..transforms.sparse import sparse_jacobian
-
     n, m = x.size, np.size(f(x))
     if method.startswith("dense"):
         backend = method.split()[1]

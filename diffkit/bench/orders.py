@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError, NotApplicable
+from ..transforms.functional import derivative
+from ..transforms.taylor import derivatives
 from .cells import run_isolated
 from .measure import error_against, timed
 from .targets import find_target
@@ -34,8 +36,6 @@ METHODS = ("symbolic", "numeric", "nested forward", "forward-over-reverse", "tay
 
 
 def _nested(f: Callable, k: int, backend: str, first: str | None = None) -> Callable:
-    from ..transforms.functional import derivative
-
     g = f
     for i in range(k):
         g = derivative(g, backend=first if (i == 0 and first) else backend)
@@ -43,9 +43,9 @@ def _nested(f: Callable, k: int, backend: str, first: str | None = None) -> Call
 
 
 def _symbolic(f: Callable, x: Any, k: int) -> Callable:
-    import sympy as sp
+    import sympy as sp  # (SymPy: loaded when a symbolic derivative is asked for)
 
-    from ..interpreters.symbolic import lambdify_modules, to_sympy
+    from ..interpreters.symbolic import lambdify_modules, to_sympy  # (imports SymPy)
 
     syms, expr = to_sympy(f, x)
     return sp.lambdify(syms, sp.diff(expr, syms[0], k), modules=lambdify_modules(), cse=True)
@@ -62,8 +62,6 @@ def _numeric(f: Callable, k: int) -> Callable:
 
 def way(method: str, f: Callable, x: Any, k: int) -> Callable[[Any], Any]:
     """The k-th derivative of ``f`` as a function of x, computed by ``method``."""
-    from ..transforms.taylor import derivatives
-
     if method == "symbolic":
         return _symbolic(f, x, k)
     if method == "numeric":
@@ -82,10 +80,10 @@ def way(method: str, f: Callable, x: Any, k: int) -> Callable[[Any], Any]:
 
 def reference(f: Callable, x: float, k: int, dps: int = 40) -> float:
     """``mpmath.diff`` of f's closed form, run in mpmath at ``dps`` digits."""
-    import mpmath
+    import mpmath  # (mpmath and SymPy: loaded when a reference is computed)
     import sympy as sp
 
-    from ..interpreters.symbolic import to_sympy
+    from ..interpreters.symbolic import to_sympy  # (imports SymPy)
 
     syms, expr = to_sympy(f, x)
     fn = sp.lambdify(syms, expr, modules="mpmath", cse=True)

@@ -24,6 +24,8 @@ import numpy as np
 
 from ..bench import structured
 from ..bench.cells import run_isolated
+from ..bench.coloured import measure_way
+from ..bench.orders import compare_order
 from ..core import DiffkitError
 
 Record = dict[str, Any]
@@ -57,8 +59,6 @@ INFO = {
 
 
 def _coloring_cell(problem: str, n: int, method: str, timeout: float) -> Record:
-    from ..bench.coloured import measure_way
-
     f, x = PROBLEMS[problem], np.linspace(-0.5, 0.7, n)
     cell = run_isolated(lambda: measure_way(method, f, x, 1, keep=False), timeout=timeout)
     return {"figure": "coloring", "problem": problem, "n": n, "method": method, **cell}
@@ -80,8 +80,6 @@ def units(fig: str, s: dict[str, Any], limits: dict[str, Any]
                     yield (f"coloring · {problem} n={n} · {method}",
                            lambda p=problem, n=n, m=method: [_coloring_cell(p, n, m, timeout)])
     elif fig == "orders":
-        from ..bench.orders import compare_order
-
         for k in s["orders"]:
             yield (f"orders · {s['function']} · order {k}", lambda k=k: [
                 {"figure": "orders", **r} for r in compare_order(
@@ -90,7 +88,7 @@ def units(fig: str, s: dict[str, Any], limits: dict[str, Any]
 
 def draw(fig: str, rows: list[Record]) -> Any:
     """The Figure of ``fig`` from its records."""
-    import matplotlib
+    import matplotlib  # (matplotlib: loaded when a figure is drawn)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
