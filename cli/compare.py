@@ -39,6 +39,11 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @click.option("--calls", type=click.IntRange(min=1), default=100, show_default=True,
               help="for the closing 'fastest over N calls' line: how many derivatives you "
               "will take (one-off setup counted once)")
+@click.option("--order", type=click.IntRange(min=1), help="compare the derivative of this "
+              "order of f: R -> R by symbolic, numeric, nested forward, forward-over-reverse, "
+              "Taylor mode and compiled (--backends then names some of these)")
+@click.option("--sparse", is_flag=True, help="compare dense and coloured Jacobians: dense "
+              "forward/reverse/numeric, coloured forward/reverse, CPR (--backends: some of these)")
 @click.option("--results", type=click.Path(dir_okay=False), callback=writable,
               help="JSON Lines file: each finished cell is appended; a rerun resumes")
 @cluster_option
@@ -47,8 +52,9 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @quiet_option
 def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
             solver: str | None, timeout: float, memory: float, repeat: int,
-            rtol: float | None, calls: int, results: str | None, cluster: str | None,
-            fmt: str, output: str | None, quiet: bool) -> None:
+            rtol: float | None, calls: int, order: int | None, sparse: bool,
+            results: str | None, cluster: str | None, fmt: str, output: str | None,
+            quiet: bool) -> None:
     """Measure each backend on FUNC: its derivative, the error against a high-precision
     reference, setup and per-call time, cost ratio time(derivative)/time(f), peak memory,
     and size (symbolic expression nodes, tape operations, function evaluations).
@@ -72,12 +78,19 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
       diffkit compare examples/train_moons.py:loss --backends forward,reverse
       diffkit compare rosenbrock --dim 1000 --cluster local:2
       diffkit compare lotka_volterra --solver discrete,continuous
+      diffkit compare taylor_chain --order 6
+      diffkit compare bratu --dim 400 --sparse
     """
     if solver:
         return _solver_ways(func, solver, fmt, output)
     from diffkit.bench.harness import FIELDS, compare as run
     from diffkit.bench.targets import parse_at
     from diffkit.bench.verdict import PASSING
+
+    if order or sparse:
+        _other_comparison(click.get_current_context(), func, at, dim, depth, backends, timeout,
+                          repeat, order, sparse, fmt, output)
+        return
 
     specs = split_backends(backends)
     progress = Progress(None if cluster else len(specs), quiet)
@@ -95,6 +108,28 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
     else:
         emit(render(records, fmt, columns=FIELDS), output)
     if any(r["status"] not in PASSING for r in records):
+        raise click.exceptions.Exit(1)
+
+
+def _other_comparison(ctx: click.Context, func: str, at: str | None, dim: int | None,
+                      depth: int | None, backends: str, timeout: float, repeat: int,
+                      order: int | None, sparse: bool, fmt: str, output: str | None) -> None:
+    """--order k or --sparse: their own ways, in place of the backends."""
+    from diffkit.bench.targets import parse_at
+
+    from .compare_ways import order_report, sparse_report
+
+    if order and sparse:
+        raise click.UsageError("--order and --sparse are two comparisons; give one of them")
+    chosen = None
+    if ctx.get_parameter_source("backends") is not click.core.ParameterSource.DEFAULT:
+        chosen = [b.strip() for b in backends.split(",") if b.strip()]
+    if order:
+        records = order_report(func, order, depth, parse_at(at) if at else None, chosen, timeout,
+                               repeat, fmt, output, color(output))
+    else:
+        records = sparse_report(func, dim, chosen, timeout, repeat, fmt, output, color(output))
+    if any(r["status"] not in ("ok", "n/a") for r in records):
         raise click.exceptions.Exit(1)
 
 

@@ -30,7 +30,11 @@ from .views.wengert import trace
 # imported when first used, as torch.nn is: sympy, the harness and training stay unloaded
 _LAZY_NAMES = {"closed_form": "diffkit.interpreters.symbolic",
                "compare": "diffkit.bench.harness", "advise": "diffkit.bench.advise",
-               "jit": "diffkit.compiler.jit", "make_graph": "diffkit.compiler.jit"}
+               "jit": "diffkit.compiler.jit", "make_graph": "diffkit.compiler.jit",
+               # (scipy.sparse is imported on first use of a sparse derivative)
+               **dict.fromkeys(("jacobian_sparsity", "hessian_sparsity", "sparse_jacobian",
+                                "sparse_hessian"), "diffkit.transforms.sparse"),
+               **dict.fromkeys(("jet", "derivatives"), "diffkit.transforms.taylor")}
 _LAZY_MODULES = {"nn", "optim", "data"}
 
 
@@ -45,8 +49,9 @@ def __getattr__(name: str):
 __version__ = "0.1.0"
 __all__ = ["Backend", "DiffkitError", "Function", "NotApplicable", "Tensor", "advise", "as_tensor",
            "backend", "backends", "check_grads", "checkpoint", "checkpoint_loop", "closed_form",
-           "compare", "custom_jvp", "custom_root", "custom_vjp", "data", "derivative", "fixed_point",
-           "from_numpy", "get_mode", "grad", "gradients", "graph", "hessian", "hvp", "jacfwd",
-           "jacobian", "jacrev", "jit", "jvp", "make_graph", "nn", "no_grad", "odeint", "optim",
-           "record", "root", "set_mode", "stop_gradient", "tensor", "trace", "value_and_grad",
-           "vjp", "vmap"]
+           "compare", "custom_jvp", "custom_root", "custom_vjp", "data", "derivative",
+           "derivatives", "fixed_point", "from_numpy", "get_mode", "grad", "gradients", "graph",
+           "hessian", "hessian_sparsity", "hvp", "jacfwd", "jacobian", "jacobian_sparsity",
+           "jacrev", "jet", "jit", "jvp", "make_graph", "nn", "no_grad", "odeint", "optim",
+           "record", "root", "set_mode", "sparse_hessian", "sparse_jacobian", "stop_gradient",
+           "tensor", "trace", "value_and_grad", "vjp", "vmap"]

@@ -19,7 +19,7 @@ from diffkit.reporting.spec import FIGURES, load_spec
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 HOSTILE = "<script>alert(1)</script>"
-TINY = {  # all eight figures on the smallest inputs (a few seconds)
+TINY = {  # all ten figures on the smallest inputs (a few seconds)
     "title": f"{HOSTILE} tiny report",
     "description": "<b>not bold</b>",
     "functions": ["exp", "babylonian_sqrt"],  # symbolic is n/a on a while loop
@@ -32,6 +32,8 @@ TINY = {  # all eight figures on the smallest inputs (a few seconds)
     "jacobian": {"inputs": [2, 8], "outputs": [1, 4]},
     "memory": {"function": "nested_sin", "size": 100, "depths": [1, 4]},
     "graphmode": {"function": "rosenbrock", "sizes": [2, 8]},
+    "coloring": {"sizes": [10, 20], "problems": ["banded", "arrowhead"]},
+    "orders": {"function": "exp", "orders": [1, 3], "ways": ["numeric", "taylor"]},
 }
 
 
@@ -56,8 +58,8 @@ def lines(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_the_standard_specs_parse_and_quick_draws_the_eight_figures():
-    assert load_spec(REPORTS / "quick.toml")["figures"] == list(FIGURES) and len(FIGURES) == 8
+def test_the_standard_specs_parse_and_quick_draws_the_ten_figures():
+    assert load_spec(REPORTS / "quick.toml")["figures"] == list(FIGURES) and len(FIGURES) == 10
     for name in ("accuracy", "swell", "cost", "memory"):
         spec = load_spec(REPORTS / f"{name}.toml")
         assert spec["figures"] and set(spec["figures"]) <= set(FIGURES)

@@ -35,6 +35,7 @@ from ..backends import backend, backends, parse_spec
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
 from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
+from . import advise_coloured
 from .cells import run_isolated
 from .harness import compare, size_text
 from .iterative import PROBLEMS, advise_way
@@ -337,6 +338,9 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
                                          "was spent"))
             continue
         candidates.append(_measure(t, kind, spec, min(per_cell, remaining), memory_mb))
+    if traceable:
+        candidates += [Candidate(**c) for c in
+                       advise_coloured.candidates(t, kind, per_cell, memory_mb, facts)]
     exact, facts["reference"] = _reference(t, kind, max(5.0, budget_s))
     _estimate_errors(candidates, exact)
     facts["kink_near_x"] = _kink(t)
@@ -350,7 +354,8 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
         return c.cost(calls) / (1.0 if c.method.startswith("numeric") else NOISE)
 
     fits.sort(key=rank)
-    if len(fits) > 1 and rank(fits[1]) <= CLOSE * rank(fits[0]):
+    if len(fits) > 1 and rank(fits[1]) <= CLOSE * rank(fits[0]) and \
+            {fits[0].method, fits[1].method} <= set(methods()):  # (backends: a coloured one is not)
         _duel(t, kind, fits[0], fits[1], per_cell, memory_mb)
         fits.sort(key=rank)
         facts["remeasured"] = [c.method for c in fits[:2]]
@@ -363,7 +368,7 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
                     runner, [])
     advice.reasons = _reasons(advice)
     if verify and best is not None:
-        chosen = [c for c in (best, runner) if c is not None]
+        chosen = [c for c in (best, runner) if c is not None and c.method in methods()]
         result = compare(f, *(() if isinstance(f, str) else (t.x,)), at=at, n=n, depth=depth,
                          backends=[c.method for c in chosen], repeat=3)
         advice.verified = [
@@ -490,6 +495,7 @@ def _reasons(a: Advice) -> list[str]:
     if a.facts.get("reference", "").startswith("none"):
         out.append(f"No high-precision reference here ({a.facts['reference'][6:-1]}): the errors "
                    "are estimates, and the AD methods' is their agreement, not a measurement.")
+    out += advise_coloured.reasons(a.facts)
     central = c.get("numeric[method=central]")
     if central is not None and central.error is not None:
         floor = EPS ** (2 / 3)  # the best central differences can do at the best step

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
+from . import structured
 from ..core import DiffkitError
 from .iterative import PROBLEMS as _ITERATIVE
 from .workloads import rosenbrock
@@ -439,6 +440,9 @@ ENTRIES: list[Entry] = [
     Entry("griewank", _griewank, "grad",
           "Griewank: 1 + |x|^2/4000 - prod cos(x_i / sqrt i)",
           point=_ramp(0.5, 3.0), domain="[-600, 600]^n", n=5, group=_O),
+    Entry("chained_rosenbrock", structured.chained_rosenbrock, "grad",
+          "chained Rosenbrock sum 4 (x_{i-1} - x_i^2)^2 + (1 - x_i)^2: a tridiagonal Hessian",
+          point=_ramp(-1.2, 1.0), n=10, group=_O),
     Entry("sum_of_squares", _sum_of_squares, "grad", "the sphere sum(x^2): gradient 2x",
           point=_ramp(-1.0, 2.0), n=5, group=_O),
     # ---------------------------------------------------------------- AD classics
@@ -448,6 +452,9 @@ ENTRIES: list[Entry] = [
     Entry("logistic_map", _logistic_map, "derivative",
           "the logistic map l_{k+1} = 4 l_k (1 - l_k) iterated depth times: expression swell",
           point=_at(0.3), domain="[0, 1]", depth=4, group=_A),
+    Entry("taylor_chain", structured.taylor_chain, "derivative",
+          "v <- exp(sin(v)/2) sqrt(1 + v^2) / (2 + cos v), depth times: ten primitives a step",
+          point=_at(0.3), depth=4, group=_A),
     Entry("nested_sin", _nested_sin, "derivative", "sin(sin(...sin(x))) nested depth times",
           point=_at(1.0), depth=5, group=_A),
     Entry("sin_product", _sin_product, "grad",
@@ -498,6 +505,12 @@ ENTRIES: list[Entry] = [
           point=_at([2.0, 0.7]), domain="r >= 0", group=_V),
     Entry("softmax", _softmax, "jacobian", "softmax exp(x - logsumexp(x)): Jacobian diag(s) - s s^T",
           point=_ramp(-1.0, 1.0), n=4, group=_V),
+    Entry("bratu", structured.bratu, "jacobian",
+          "2-D Bratu residual 4u - neighbours - h^2 e^u on an m x m grid (n = m^2): 5-point pattern",
+          point=lambda n: np.full(n or 4, 0.1), n=16, group=_V),
+    Entry("banded_least_squares", structured.banded_least_squares, "jacobian",
+          "Broyden's banded residual x_i (2 + 5 x_i^2) + 1 - sum_{j=i-5..i+1, j!=i} x_j (1 + x_j)",
+          point=lambda n: np.full(n or 2, -1.0), n=10, group=_V),
     # ---------------------------------------------------------------- non-smooth
     Entry("abs_kink", _abs, "derivative", "|x| AT its kink x = 0: diffkit's derivative is 0",
           point=_at(0.0), group=_N),

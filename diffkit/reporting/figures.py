@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..bench.harness import fmt_bytes, fmt_error, fmt_number, fmt_seconds
+from . import sparse_taylor
 
 Record = dict[str, Any]
 DPI = 150  # figures for slides: a 6.4-inch figure is 960 pixels wide
@@ -99,6 +100,7 @@ INFO = {
         "(time(reverse) - time(compiled)).",
         ("function", "n", "backend", "status", "time_s", "setup_s", "graph_eqns",
          "message")),
+    **{fig: FigureInfo(*info) for fig, info in sparse_taylor.INFO.items()},
 }
 FORMAT = {"error": fmt_error, "best error": fmt_error, "error at auto step": fmt_error,
           "time_s": fmt_seconds, "f_time_s": fmt_seconds, "setup_s": fmt_seconds,
@@ -119,6 +121,8 @@ def draw(fig: str, rows: list[Record], section: dict[str, Any]) -> Any:
         from .graphmode import graphmode_figure
 
         return graphmode_figure(rows)
+    if fig in sparse_taylor.DEFAULTS:
+        return sparse_taylor.draw(fig, rows)
     return getattr(plots, {"swell": "swell_figure", "scaling": "scaling_figure",
                            "jacobian": "jacobian_figure", "memory": "memory_figure",
                            "accuracy": "accuracy_figure"}[fig])(rows)

@@ -22,6 +22,7 @@ from ..bench.cells import run_isolated
 from ..bench.harness import append_result, compare, read_results
 from ..bench.measure import measure
 from ..bench.targets import Target, find_target, kind_for, tanh_ax
+from . import sparse_taylor
 from .spec import load_spec
 
 Record = dict[str, Any]
@@ -229,6 +230,8 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     elif fig == "accuracy":
         for fn in s["functions"]:
             yield f"accuracy · {fn}", lambda fn=fn: run.compared(fn, s["backends"])
+    elif fig in sparse_taylor.DEFAULTS:
+        yield from sparse_taylor.units(fig, s, run.limits if run else {"timeout": 60.0})
     elif fig == "graphmode":
         fn = s["function"]
         for n in s["sizes"]:

@@ -24,9 +24,10 @@ from ..backends.finite_diff import METHODS
 from ..bench import catalog
 from ..bench.targets import find_target
 from ..core import DiffkitError
-from . import solvers, which
+from . import solvers, sparse_taylor, which
 
-FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode")
+FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode",
+           *sparse_taylor.DEFAULTS)
 ALL_BACKENDS = ["symbolic", "numeric", "forward", "reverse"]
 DEFAULTS: dict[str, Any] = {
     "title": "diffkit report", "description": "",
@@ -47,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
     "which": which.DEFAULTS,
     "solvers": solvers.DEFAULTS,
+    **sparse_taylor.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
              "scaling": ("backends",), "accuracy": ("functions", "backends")}
@@ -57,7 +59,7 @@ SECTION_KEYS = {"steps": {"functions", "methods", "backends"},
                 "jacobian": {"inputs", "outputs"},
                 "memory": {"function", "size", "depths", "backends"},
                 "accuracy": {"functions", "backends"},
-                "graphmode": {"function", "sizes"}}
+                "graphmode": {"function", "sizes"}, **sparse_taylor.SECTION_KEYS}
 
 
 
