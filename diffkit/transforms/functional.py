@@ -14,8 +14,6 @@ turning ints into floats, clear errors. A backend then sees a function of one ar
 from __future__ import annotations
 
 import functools
-import math
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,197 +23,13 @@ from .. import numpy as dnp
 from ..backends import Backend, as_backend
 from ..checks import as_input
 from ..core import Box, DiffkitError, primal, shape
+from .arguments import Args, Argnums, Outputs, outputs_of
 from .mode import default_backend
 from ..primitives.compare import without_derivatives
-from ..pytree import flatten, ravel, tree_map
+from ..pytree import flatten, tree_map
 from .weights import FIRST, Weights, positions
 
 BackendSpec = str | Backend
-Argnums = int | Sequence[int]
-
-
-class _Args:
-    """The differentiated arguments of one call, as one array ``z`` and back."""
-
-    def __init__(self, transform: str, args: tuple, argnums: Argnums) -> None:
-        self.single = isinstance(argnums, (int, np.integer))
-        nums = (argnums,) if self.single else tuple(argnums)
-        for i in nums:
-            if not isinstance(i, (int, np.integer)) or not -len(args) <= i < len(args):
-                raise DiffkitError(f"{transform}: argnums={argnums!r} is out of range: the "
-                                   f"function was called with {len(args)} positional "
-                                   f"argument{'s' if len(args) != 1 else ''}")
-        self.args, self.nums = list(args), [int(i) % len(args) for i in nums]
-        if len(set(self.nums)) != len(self.nums):
-            raise DiffkitError(f"{transform}: argnums={argnums!r} names an argument twice; "
-                               "name each argument once")
-        self.rebuilds, leaves = [], []
-        first = flatten(args[self.nums[0]])[0]
-        self.whole = len(self.nums) == 1 and len(first) == 1 and first[0] is args[self.nums[0]]
-        for i in self.nums:
-            ls, rebuild = flatten(args[i])
-            leaves += [as_input(v, f"{transform}: argument {i}") for v in ls]
-            self.rebuilds.append((len(ls), rebuild))
-        self.leaves = leaves
-        # (no leaves at all, as in f({}): an empty vector, and empty results, as JAX)
-        self.z, self.unravel = ravel(leaves) if leaves else (np.zeros(0), lambda z: [])
-
-    def call(self, f: Callable, kwargs: dict) -> Callable[[Any], Any]:
-        """``f`` as a function of ``z`` alone (``f`` itself when it takes just ``z``, so
-        backends can cache per function)."""
-        if len(self.args) == 1 and not kwargs and self.whole:
-            return f
-
-        def fun(z: Any) -> Any:
-            args = list(self.args)
-            for i, part in zip(self.nums, self._split(self.unravel(z))):
-                args[i] = part
-            return f(*args, **kwargs)
-        fun.cache_key = self._cache_key(f, kwargs)  # type: ignore[attr-defined]
-        return fun
-
-    def _cache_key(self, f: Callable, kwargs: dict) -> Any:
-        """What ``fun`` computes, besides ``z``, as a hashable key (None when an argument
-        that is not differentiated is an array or an object): a backend that builds a
-        program per function (compiled) reuses it from one call to the next."""
-        rest = tuple(a for i, a in enumerate(self.args) if i not in self.nums) \
-            + tuple(sorted(kwargs.items()))
-        if not _immutable(rest):
-            return None
-        parts = [self.args[i] for i in self.nums]
-        return (f, tuple(self.nums), len(self.args), repr(tree_map(lambda _: None, parts)),
-                tuple((shape(v), np.result_type(v).str) for v in self.leaves),
-                repr(tree_map(type, rest)), rest)
-
-    def _split(self, leaves: list[Any]) -> list[Any]:
-        parts, k = [], 0
-        for n, rebuild in self.rebuilds:
-            parts.append(rebuild(leaves[k:k + n]))
-            k += n
-        return parts
-
-    def unpack(self, g: Any) -> Any:
-        """A result with the shape of ``z`` (or ``out + z``) back in the arguments' shapes."""
-        return self._structure(self.unravel(g) if len(self.leaves) != 1 else [g])
-
-    def unpack_square(self, h: Any) -> Any:
-        """A result with the shape ``z + z`` (a Hessian) in the arguments' structure, twice
-        nested as JAX does: entry [i][j] is the block of leaves i and j."""
-        if len(self.leaves) == 1:
-            return self._structure([self._structure([h])])
-        shapes = [shape(x) for x in self.leaves]
-        ends = np.cumsum([math.prod(s) for s in shapes])
-        spans = [(int(e) - math.prod(s), int(e), s) for e, s in zip(ends, shapes)]
-        h = np.asarray(h)
-        return self._structure([self._structure([h[a:b, c:d].reshape(si + sj)
-                                                 for c, d, sj in spans]) for a, b, si in spans])
-
-    def _structure(self, leaves: list[Any]) -> Any:
-        parts = self._split([v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in leaves])
-        return parts[0] if self.single else tuple(parts)
-
-
-class _Outputs:
-    """``f`` with a pytree output (a tuple or dict of arrays) seen as one flat vector.
-
-    Backends differentiate functions with one array out; this wrapper gives them that,
-    and remembers the structure (per input shapes) to rebuild results. A function that
-    returns one array passes through untouched. One wrapper per ``f`` (kept while ``f``
-    lives), so backends that cache per function (symbolic) still find their cache.
-    """
-
-    def __init__(self, f: Callable) -> None:
-        self.f = weakref.ref(f) if _weakly_held(f) else (lambda: f)
-        self.trees: dict[tuple, tuple[Callable, list[tuple[int, ...]], Any] | None] = {}
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        out = self.f()(*args, **kwargs)
-        leaves, rebuild = flatten(out)
-        key = _shapes(args, kwargs)
-        if len(leaves) == 1 and leaves[0] is out:
-            self.trees[key] = None
-            return out
-        if not leaves:
-            raise DiffkitError("the function returned an empty structure; return an array")
-        self.trees[key] = (rebuild, [shape(v) for v in leaves], rebuild(list(range(len(leaves)))))
-        return ravel([dnp.reshape(v, (-1,)) for v in leaves])[0]
-
-    def unpack(self, args: tuple, kwargs: dict, r: Any, trailing: Any = None) -> Any:
-        """A result whose leading axis runs over the flat output, in the output's structure
-        (``trailing(block)`` maps each block, e.g. into the arguments' structure)."""
-        tree = self.trees.get(_shapes(args, kwargs))
-        trailing = trailing or (lambda v: v)
-        if tree is None:
-            return trailing(r)
-        rebuild, shapes, _ = tree
-        blocks, start = [], 0
-        for s in shapes:
-            n = math.prod(s)
-            block = r[start:start + n]
-            blocks.append(trailing(np.reshape(block, s + np.shape(block)[1:])))
-            start += n
-        return rebuild(blocks)
-
-    def ravel(self, args: tuple, kwargs: dict, y_bar: Any) -> Any:
-        """A cotangent (or tangent) given in the output's structure, as one flat vector."""
-        tree = self.trees.get(_shapes(args, kwargs))
-        if tree is None:
-            return y_bar
-        _, shapes, like = tree
-        leaves = _leaves_like(y_bar, like)
-        if leaves is None or [shape(v) for v in leaves] != shapes:
-            raise DiffkitError("vjp: the cotangent must have the structure and shapes of the "
-                               f"output (leaf shapes {shapes}); give one array per output")
-        # (through dnp: a cotangent that is itself being differentiated keeps its derivative)
-        return dnp.concatenate([dnp.reshape(v if isinstance(v, Box) else as_input(
-            v, "vjp: the cotangent"), (-1,)) for v in leaves])
-
-
-def _leaves_like(tree: Any, like: Any) -> list[Any] | None:
-    """The leaves of ``tree`` in the order of ``like`` (same containers, dict keys matched by
-    name; a tuple of numbers is structure here), or None where the structures differ."""
-    if isinstance(like, dict):
-        if not isinstance(tree, dict) or set(tree) != set(like):
-            return None
-        parts = [_leaves_like(tree[k], like[k]) for k in like]
-    elif isinstance(like, (list, tuple)):
-        if not isinstance(tree, (list, tuple)) or len(tree) != len(like):
-            return None
-        parts = [_leaves_like(t, k) for t, k in zip(tree, like)]
-    else:
-        return [tree]
-    return None if any(p is None for p in parts) else [v for p in parts for v in p]
-
-
-def _immutable(v: Any) -> bool:
-    """A number, string or None, or a tuple of them: safe to key a cached program by."""
-    if isinstance(v, tuple):
-        return all(_immutable(x) for x in v)
-    return v is None or isinstance(v, (bool, int, float, complex, str, np.generic))
-
-
-_OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _outputs(f: Callable) -> _Outputs:
-    """The one :class:`_Outputs` wrapper of ``f``."""
-    if not _weakly_held(f):
-        return _Outputs(f)
-    if f not in _OUTPUTS:
-        _OUTPUTS[f] = _Outputs(f)
-    return _OUTPUTS[f]
-
-
-def _weakly_held(f: Any) -> bool:
-    try:
-        weakref.ref(f)
-    except TypeError:  # (builtins, ufuncs)
-        return False
-    return True
-
-
-def _shapes(args: tuple, kwargs: dict) -> tuple:
-    return tuple(shape(v) for a in (*args, *kwargs.values()) for v in flatten(a)[0])
 
 
 def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
@@ -268,7 +82,7 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
         for i, v in static:
             args.insert(i, v)
         nums = pos if extra is None else extra.positions(len(args) - len(extra.ws))
-        a = _Args("grad", tuple(args), nums)
+        a = Args("grad", tuple(args), nums)
         value, aux, g = be.value_and_grad(a.call(fun, {}), a.z, has_aux)
         return (value, aux, a.unpack(g)) if has_aux else (value, a.unpack(g))
 
@@ -279,7 +93,7 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
         args, nums = (args, pos) if extra is None else extra.extend(args)
         static = None if kwargs or _one_array(args) else _static(args, nums)
         if static is None:
-            a = _Args("grad", args, nums)  # f itself, or kwargs: the backend sees f(z) as is
+            a = Args("grad", args, nums)  # f itself, or kwargs: the backend sees f(z) as is
             value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
             g = a.unpack(g)
         else:  # f would close over the other arguments: stage the whole call instead
@@ -389,12 +203,12 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
     if len(primals) != len(tangents):
         raise DiffkitError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; "
                            "give one tangent per primal, as tuples")
-    a = _Args("jvp", primals, tuple(range(len(primals))))
-    t = _Args("jvp tangent", tangents, tuple(range(len(tangents))))
+    a = Args("jvp", primals, tuple(range(len(primals))))
+    t = Args("jvp tangent", tangents, tuple(range(len(tangents))))
     if [shape(x) for x in a.leaves] != [shape(x) for x in t.leaves]:
         raise DiffkitError(f"jvp: tangent shapes {[shape(x) for x in t.leaves]} do not match "
                            f"primal shapes {[shape(x) for x in a.leaves]}")
-    out = _outputs(f)
+    out = outputs_of(f)
     y, y_dot = as_backend(backend).jvp(a.call(out, {}), a.z, t.z)
     return out.unpack(primals, {}, y), out.unpack(primals, {}, y_dot)
 
@@ -424,14 +238,14 @@ def vjp(f: Callable, *primals: Any, backend: BackendSpec | None = None) -> tuple
     >>> pull(1.0)
     (np.float64(3.0),)
     """
-    a = _Args("vjp", primals, tuple(range(len(primals))))
-    out = _outputs(f)
+    a = Args("vjp", primals, tuple(range(len(primals))))
+    out = outputs_of(f)
     y, pull = as_backend(default_backend() if backend is None else backend).vjp(a.call(out, {}), a.z)
 
     return out.unpack(primals, {}, y), functools.partial(_pull_back, f, a, out, primals, pull)
 
 
-def _pull_back(f: Callable, a: _Args, out: _Outputs, primals: tuple, pull: Callable,
+def _pull_back(f: Callable, a: Args, out: Outputs, primals: tuple, pull: Callable,
                y_bar: Any) -> Any:
     """vjp's ``vjp_fn``. It holds ``f``: ``out`` holds f weakly, and a backend may call f
     again when pulling back (compiled traces it then), after the caller's f is gone."""
@@ -464,11 +278,11 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
     >>> dk.jacobian(lambda x: {"twice": 2 * x, "square": x * x})(3.0)
     {'twice': np.float64(2.0), 'square': np.float64(6.0)}
     """
-    out = _outputs(f)
+    out = outputs_of(f)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        a = _Args("jacobian", args, argnums)
+        a = Args("jacobian", args, argnums)
         fun = a.call(out, kwargs)
         jac = as_backend(backend).jacobian(fun, a.z) if backend is not None else \
             _cheaper_jacobian(fun, a.z)
@@ -508,6 +322,7 @@ def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = 
     backend : str or Backend, optional
         How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
         ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+        Default: forward over reverse.
 
     Returns
     -------
@@ -520,7 +335,7 @@ def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = 
     """
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        a = _Args("hessian", args, argnums)
+        a = Args("hessian", args, argnums)
         fun = a.call(f, kwargs)
         if backend is not None:
             h = as_backend(backend).hessian(fun, a.z)
@@ -592,7 +407,7 @@ def hvp(f: Callable) -> Callable:
     """
     @functools.wraps(f)
     def wrapper(x: Any, v: Any) -> Any:
-        a, t = _Args("hvp", (x,), 0), _Args("hvp direction", (v,), 0)
+        a, t = Args("hvp", (x,), 0), Args("hvp direction", (v,), 0)
         if [shape(u) for u in a.leaves] != [shape(u) for u in t.leaves]:
             raise DiffkitError(f"hvp: the direction has shapes {[shape(u) for u in t.leaves]} "
                                f"but x has {[shape(u) for u in a.leaves]}; they must match")
