@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,7 @@ import numpy as np  # noqa: E402
 
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
+from diffkit.bench.cluster import cpu_model  # noqa: E402
 from diffkit.bench.measure import timed  # noqa: E402
 from diffkit.bench.rss import peak_rss_bytes  # noqa: E402
 
@@ -255,6 +257,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     args = parser.parse_args()
     rows, context = race(args.quick)
+    print(f"{time.strftime('%Y-%m-%d %H:%M')} on {platform.node()}: {cpu_model()}, "
+          f"{os.cpu_count()} cores\n")
     print("| measure | diffkit fused | jax.jit (x64) | ratio | bar | met |")
     print("|---|---|---|---|---|---|")
     for r in rows:
