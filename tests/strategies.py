@@ -530,12 +530,14 @@ class Builder:
     def gather_dead(self) -> None:
         """Fold each dead value into the last one, so that every statement reaches the
         output: ``last + c * dead`` (or ``dead``'s sum, when the shapes differ; its tanh
-        when that leaves the range)."""
+        when that leaves the range). An elementwise program stays elementwise: no sums."""
         for var in self.dead():
             last, c = self.pool[-1], self.d.choice((0.5, -0.25, 1.5))
-            same = var.shape in (last.shape, ()) or self.elementwise
-            terms = ([var.name] if same else []) + [f"dnp.sum({var.name})",
-                                                    f"dnp.tanh(dnp.sum({var.name}))"]
+            if self.elementwise:
+                terms = [var.name, f"dnp.tanh({var.name})"]
+            else:
+                terms = ([var.name] if var.shape in (last.shape, ()) else []) + [
+                    f"dnp.sum({var.name})", f"dnp.tanh(dnp.sum({var.name}))"]
             if not any(self.emit(f"{last.name} + {c} * {t}") for t in terms):
                 raise Rejected("a dead value could not reach the output")
 

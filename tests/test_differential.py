@@ -569,3 +569,22 @@ def test_gradient_of_a_mean_scaled_by_a_logsumexp(backend: str) -> None:
     expected = big_l / x.size + np.mean(x) * np.exp(x - big_l)
     g = dk.grad(lambda x: dnp.mean(x * dnp.logsumexp(x)), backend=backend)(x)
     np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+def test_elementwise_programs_stay_elementwise():
+    """Folding a dead value into the output must not couple the entries: a sum would make
+    dk.derivative's one pass differ from the derivative at each point (soak seed 33, where
+    ``last + c * dead`` left the range and the fold fell back to a sum)."""
+    import random
+
+    class Largest(S.RandomDraw):  # the fold's coefficient is 1.5: x * 9000 cannot be added
+        def choice(self, seq):
+            return seq[-1]
+
+    b = S.Builder(Largest(random.Random(0)), np.array([0.5, 1.0]), elementwise=True)
+    big = b.emit("x * 9000.0")  # dead, and too large to add to the output as it is
+    b.emit("dnp.sin(x) * 9000.0")
+    b.gather_dead()
+    assert big.name in b.lines[-1] and "sum" not in b.lines[-1], b.lines
+    source = b.finish("derivative")
+    assert S.dead_statements(S.Program(source, b.env["x"], "derivative")) == []
