@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,7 @@ import numpy as np  # noqa: E402
 import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
 from diffkit.bench import workloads  # noqa: E402
+from diffkit.bench.cluster import cpu_model  # noqa: E402
 from diffkit.bench.probes import peak_rss_bytes, timed  # noqa: E402
 
 TORCH_MISSING = ("torch.compile: not measured, torch is not installed (here: pip install "
@@ -257,6 +259,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     args = parser.parse_args()
     rows, context = race(args.quick)
+    print(f"{time.strftime('%Y-%m-%d %H:%M')} on {platform.node()}: {cpu_model()}, "
+          f"{os.cpu_count()} cores\n")
     print("| measure | diffkit fused | jax.jit (x64) | ratio | bar | met |")
     print("|---|---|---|---|---|---|")
     for r in rows:

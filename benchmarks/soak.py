@@ -7,7 +7,10 @@
 The programs and the oracle are those of the test suite (``tests/strategies.py``): straight-
 line programs over the whole primitive table (gradients, Jacobians, Hessians, nested
 gradients), elementwise programs (``dk.derivative``) and programs with loops and branches,
-each judged against the 40-digit reference with the documented tolerances. Every program is
+each judged against the 40-digit reference with the documented tolerances; and the cases of
+``tests/edge_programs.py``, judged against their derivatives written out in numpy: ``vmap``
+over functions that decide by value (sort, argmax ...), ``concatenate(axis=None)``, and
+tape-scoped gradients of several targets. Every program is
 judged in its own child process under a time limit (``diffkit.bench.cells.run_isolated``), so a
 hang or a crash is a finding, not the end of the run. Disagreements are minimised by a
 greedy shrinker and printed as programs you can paste into a test.
@@ -34,18 +37,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import edge_programs as E  # noqa: E402
 import strategies as S  # noqa: E402
 from diffkit.bench.cells import run_isolated  # noqa: E402
 
-# (family, kind, weight)
+# (family, kind, weight); byvalue, concat and tape are tests/edge_programs.py's families
 MIX = (("straight", "grad", 30), ("straight", "jacobian", 12), ("elementwise", "derivative", 12),
-       ("flow", "grad", 16), ("straight", "hessian", 10), ("nested", "hvp", 6))
+       ("flow", "grad", 16), ("straight", "hessian", 10), ("nested", "hvp", 6),
+       ("byvalue", "vmap", 4), ("concat", "grad", 2), ("tape", "grad", 2))
 
 
 def known_bug(v: dict, r: dict) -> str | None:
     """The known core bug (tests/test_differential.py) a bad verdict matches, if any."""
     from test_differential import KNOWN_BUGS
 
+    if r["family"] in E.FAMILIES:  # (their cases are not programs; no known bugs)
+        return None
     program = S.Program(r["source"], r["x"], r["kind"] if r["kind"] != "hvp" else "grad", r["family"])
     verdict = S.Verdict(v["backend"], v["kind"], v["status"], message=v["message"])
     for name, match in KNOWN_BUGS.items():
@@ -57,10 +64,12 @@ def known_bug(v: dict, r: dict) -> str | None:
     return None
 
 
-def make(index: int, seed: int) -> tuple[str, S.Program | None, str]:
+def make(index: int, seed: int) -> tuple[str, S.Program | E.Case | None, str]:
     """The index-th program of a soak: (family, program or None, why rejected)."""
     rng = random.Random(seed * 1_000_003 + index)
     family, kind, _ = rng.choices(MIX, weights=[w for *_, w in MIX])[0]
+    if family in E.FAMILIES:
+        return family, E.draw(rng, family), ""
     try:
         if family == "nested":
             p = S.random_program(rng, "straight", "grad")
@@ -73,7 +82,9 @@ def make(index: int, seed: int) -> tuple[str, S.Program | None, str]:
     return family, p, ""
 
 
-def verdicts(family: str, p: S.Program, sympy_timeout: float) -> list[dict]:
+def verdicts(family: str, p: S.Program | E.Case, sympy_timeout: float) -> list[dict]:
+    if family in E.FAMILIES:  # judged against numpy by hand (no condition estimate)
+        return [{**v, "kappa": float("nan")} for v in E.judge(p)]
     j = S.judge_nested(p, isolate=sympy_timeout) if family == "nested" else S.judge(p, isolate=sympy_timeout)
     return [{"backend": v.backend, "kind": v.kind, "status": v.status, "error": v.error,
              "tol": v.tol, "message": v.message, "kappa": j.kappa} for v in j.verdicts]
@@ -106,7 +117,7 @@ def worker(indices: list[int], args: argparse.Namespace, out: Any) -> None:
                   "source": p.source, "x": S.np.asarray(p.x).tolist(),
                   "verdicts": vs, "seconds": time.perf_counter() - start}
         bad = [v for v in vs if v["status"] in ("disagree", "error")]
-        if bad and args.shrink:
+        if bad and args.shrink and family not in E.FAMILIES:
             sig = {signature(v) for v in bad}
 
             def still_bad(c: S.Program, sig: set = sig) -> bool:

@@ -206,6 +206,6 @@ CASES: dict[str, Case] = {
 # the primitives these cases judge (their random-program tests are these comparisons)
 JUDGED = {"cbrt", "exp2", "expm1", "arcsinh", "arccosh", "arctanh", "sinc", "floor", "ceil",
           "rint", "mod", "fmod", "arctan2", "hypot", "logaddexp", "logaddexp2", "cumsum",
-          "cumprod", "einsum", "inv", "det", "logabsdet", "solve", "cholesky", "eigh", "svd", "qr", "fft", "ifft",
+          "cumprod", "einsum", "inv", "det", "logabsdet", "pinv", "solve", "cholesky", "eigh", "svd", "qr", "fft", "ifft",
           "rfft", "irfft", "real", "imag", "conj", "gammaln",
           "polygamma", "erf", "erfc", "logit", "log_ndtr", "xlogy"}

@@ -55,8 +55,10 @@ it is counted as skipped, never as a pass.
 
 from __future__ import annotations
 
+import ast
 import math
 import random
+import re
 import textwrap
 import warnings
 from collections import Counter
@@ -515,7 +517,32 @@ class Builder:
 
     # --- endings ----------------------------------------------------------------------
 
+    def dead(self) -> list[Var]:
+        """Values no later statement reads (a dead statement tests nothing)."""
+        text = "\n".join(self.lines)
+        out = []
+        for var in self.pool[1:-1]:
+            after = text[text.index(f"{var.name} = ") + len(var.name) + 3:]
+            if not re.search(rf"\b{var.name}\b", after[after.find("\n"):] if "\n" in after else ""):
+                out.append(var)
+        return out
+
+    def gather_dead(self) -> None:
+        """Fold each dead value into the last one, so that every statement reaches the
+        output: ``last + c * dead`` (or ``dead``'s sum, when the shapes differ; its tanh
+        when that leaves the range). An elementwise program stays elementwise: no sums."""
+        for var in self.dead():
+            last, c = self.pool[-1], self.d.choice((0.5, -0.25, 1.5))
+            if self.elementwise:
+                terms = [var.name, f"dnp.tanh({var.name})"]
+            else:
+                terms = ([var.name] if var.shape in (last.shape, ()) else []) + [
+                    f"dnp.sum({var.name})", f"dnp.tanh(dnp.sum({var.name}))"]
+            if not any(self.emit(f"{last.name} + {c} * {t}") for t in terms):
+                raise Rejected("a dead value could not reach the output")
+
     def finish(self, kind: str) -> str:
+        self.gather_dead()
         last = self.pool[-1]
         if kind in ("grad", "hessian") and last.shape != ():
             choices = [f"dnp.sum({last.name})", f"dnp.mean({last.name})",
@@ -1321,6 +1348,18 @@ class CountTrace(Interpreter):
             return _Noisy(self, bind(prim, *vals, **params))  # type: ignore[arg-type]
         with np.errstate(all="ignore"):
             return _Noisy(self, prim.impl(*vals, **params))  # type: ignore[arg-type]
+
+
+def dead_statements(program: Program) -> list[str]:
+    """Names assigned in the program and never read afterwards: its dead statements.
+
+    >>> dead_statements(Program("def f(x):\\n    v1 = x * 2\\n    v2 = x + 1\\n    return v2\\n", 1.0))
+    ['v1']
+    """
+    tree = ast.parse(program.source)
+    stores = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return sorted({name for name in stores if name not in loads and name != "_"})
 
 
 def exercised(program: Program) -> Counter[str]:

@@ -3,17 +3,15 @@
 
 import importlib.util
 import json
-import os
-import socket
 
 import numpy as np
 import pytest
 
 import diffkit.numpy as dnp
-from diffkit.bench import cluster as cl
 from diffkit.bench.celltask import CellTask, measure_cell
 from diffkit.bench.harness import DEFAULT_BACKENDS, compare
 from test_cli import run
+from test_cluster import free_port, local2  # noqa: F401  (local2: the module's fixture)
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                                 reason="needs dask.distributed (pip install diffkit[cluster])")
@@ -32,14 +30,6 @@ def same_cells(serial, clustered):
         assert a["status"] == "ok", a
         assert {k: v for k, v in a.items() if k not in MEASURED} == {
             k: v for k, v in b.items() if k not in MEASURED}
-
-
-@pytest.fixture(scope="module")
-def local2():
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("needs 2 cores for local:2")
-    with cl.Cluster("local:2") as c:
-        yield c
 
 
 def test_every_backend_on_two_workers_equals_the_serial_run(local2):
@@ -72,12 +62,6 @@ def test_a_cell_is_plain_data_measured_where_it_lands():
         exact[i] += -400.0 * x[i] * r - 2.0 * (1.0 - x[i])
         exact[i + 1] += 200.0 * r
     np.testing.assert_allclose(row["derivative"], exact, rtol=1e-15)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_every_backend_through_a_tcp_scheduler():

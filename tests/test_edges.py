@@ -205,3 +205,12 @@ def test_det_gradient_at_a_singular_3x3_matches_jax(jax: object) -> None:
     np.testing.assert_allclose(dk.grad(dnp.linalg.det)(a), want, atol=1e-12)
     with pytest.raises(dk.DiffkitError, match="singular matrix"):
         dk.hessian(dnp.linalg.det)(np.zeros((3, 3)))
+
+
+def test_logsumexp_of_nothing_is_minus_inf_with_the_empty_sums_tangent() -> None:
+    """logsumexp over no entries is the constant -inf: its tangent is the empty sum, 0, in
+    forward and reverse mode alike (JAX's jvp gives NaN, from -inf - -inf in its rule)."""
+    for backend in ("forward", "reverse"):
+        y, y_dot = dk.jvp(dnp.logsumexp, (np.zeros(0),), (np.zeros(0),), backend=backend)
+        assert y == -np.inf and y_dot == 0.0
+    assert dk.grad(dnp.logsumexp)(np.zeros(0)).shape == (0,)

@@ -173,16 +173,20 @@ def test_the_object_file_is_loaded_by_the_next_process(tmp_path):
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(S.programs("grad", max_ops=5))
-def test_random_fused_gradients_equal_eager_reverse(program):
+def test_random_fused_gradients_equal_the_reference(program):
+    """Against the 40-digit reference (SymPy; no diffkit derivative rule), not eager AD."""
+    from diffkit.bench.reference import reference
+
     f, x = program.function(), program.point()
     try:
-        expected = dk.grad(f)(x)
         fused = dk.jit(lambda x: dk.grad(f)(x), fuse=True)
         g = fused(x)
     except dk.DiffkitError as exc:
         assume("traced array is needed" not in str(exc))
         raise
-    assert_close(g, expected, rtol=1e-12)
+    expected = np.asarray(reference(f, x, "grad").derivative, dtype=float)
+    assume(np.all(np.isfinite(expected)))
+    assert_close(g, expected, rtol=1e-10)
 
 
 def test_show_code_names_the_route_compile_plan_takes(capsys):

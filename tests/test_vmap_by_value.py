@@ -110,3 +110,17 @@ def test_nonzero_under_vmap_is_one_line() -> None:
 def test_mask_from_another_example_is_refused() -> None:
     with pytest.raises(DiffkitError, match="computed index"):
         dk.vmap(lambda a: a[a > 1.0])(X)
+
+
+def test_an_index_from_the_outer_vmap_gathers_inside_the_inner_one(jnp: Any) -> None:
+    """The index is batched at one level, the values at another: both gathers' rules meet."""
+    import jax
+    A, B = R.normal(size=(3, 5)), R.normal(size=(4, 5))
+
+    def f(xp: Any, vmap: Any) -> Any:
+        return vmap(lambda a: vmap(lambda b: b[xp.argmax(a)] * a[xp.argmin(b)])(B))
+
+    np.testing.assert_allclose(f(dnp, dk.vmap)(A), np.asarray(f(jnp, jax.vmap)(A)), rtol=1e-15)
+    want = jax.grad(lambda a: jnp.sum(f(jnp, jax.vmap)(a)))(A)
+    got = dk.grad(lambda a: dnp.sum(f(dnp, dk.vmap)(a)))(A)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-15)

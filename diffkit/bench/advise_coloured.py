@@ -24,7 +24,7 @@ import numpy as np
 
 from ..transforms.sparse import jacobian_sparsity, sparse_jacobian
 from .cells import run_isolated
-from .measure import peak_bytes, timed
+from .probes import peak_bytes, timed
 from .targets import Target
 
 

@@ -38,8 +38,8 @@ from .verdict import why_nonfinite
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
 EXTRA = ("kind", "x", "n", "depth", "error_rule", "tolerance", "reference_method", "time_spread_s",
-         "f_time_s", "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns", "graph_eqns_traced",
-         "graph_passes", "fusion")
+         "f_time_s", "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns",
+         "graph_eqns_traced", "graph_passes", "fusion")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse", "compiled")
 
 
@@ -234,7 +234,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
         if results:
             append_result(results, row)
 
-    if cluster is None:
+    if cluster is None or kind is None:  # (f itself failed: nothing to send anywhere)
         for be in todo:
             if progress:
                 progress(f"{target.name} · {label(be)}")
@@ -242,8 +242,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     else:
         from .cluster import Job
 
-        cluster.run([Job(f"{target.name} · {label(be)}", Work(task(be), row_of(be, {}))
-                         if kind is not None else lambda be=be: [cell(be)],
+        cluster.run([Job(f"{target.name} · {label(be)}", Work(task(be), row_of(be, {})),
                          lambda be=be: [{**base, "backend": label(be)}]) for be in todo],
                     lambda job, rows: keep(rows[0]), progress)
     out.rows = [done[_key({**base, "backend": label(be)})] for be in chosen]

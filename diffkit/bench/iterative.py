@@ -29,7 +29,8 @@ from ..core import DiffkitError, NotApplicable
 from ..transforms.functional import grad
 from ..transforms.odeint import ADJOINTS, odeint
 from ..transforms.solvers import MODES, fixed_point, root
-from .measure import error_against, peak_bytes, timed
+from .measure import error_against
+from .probes import peak_bytes, timed
 
 T_END = 5.0
 

@@ -11,7 +11,7 @@ and other library calls stay library calls, as do 0-d (scalar) lines.
 
 The adjoint of a shifted slice is taken in *gather* form: ``g[j]`` reads ``x[j-1],
 x[j], x[j+1]`` and is written once, instead of zero-filling ``g`` and scattering into
-it (the scatter form writes g three times instead of once). This comes for free from the
+it (the scatter form makes a second pass over ``g``). This comes for free from the
 index view: ``scatter_add(u, idx=(slice(1, None),))`` at ``j`` is ``u[j-1]`` when
 ``j >= 1``, else 0.
 

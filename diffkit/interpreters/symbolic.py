@@ -323,12 +323,30 @@ def differentiate(syms: list[sp.Symbol], f: Any, kind: str, x_shape: tuple[int, 
     f_flat = [sp.sympify(e) for e in np.ravel(np.asarray(f, dtype=object))]
     g_flat = [differentiable(e) for e in f_flat]
     if kind == "hessian":
-        d_flat = [sp.diff(g_flat[0], a, b) for a in syms for b in syms]
+        d_flat = [d2 for d in partials(g_flat[0], syms) for d2 in partials(d, syms)]
         d_shape = x_shape + x_shape
     else:
-        d_flat = [sp.diff(fi, s) for fi in g_flat for s in syms]
+        d_flat = [d for fi in g_flat for d in partials(fi, syms)]
         d_shape = np.shape(f) + x_shape
     return f_flat, [_tidy(e, simplify) for e in d_flat], d_shape
+
+
+def partials(e: Any, syms: list[sp.Symbol]) -> list[Any]:
+    """``d e / d s`` for each symbol: of a sum, each term is differentiated only by the
+    symbols it holds, so the n partials of an n-term sum cost O(n), not O(n²) (Rosenbrock
+    at n = 1000: seconds instead of minutes).
+
+    >>> x, y = sp.symbols("x y")
+    >>> partials(x ** 2 + x * y + sp.sin(y), [x, y])
+    [2*x + y, x + cos(y)]
+    """
+    if not isinstance(e, sp.Add):
+        return [sp.diff(e, s) for s in syms]
+    holding: dict[Any, list[Any]] = {}
+    for term in e.args:
+        for s in term.free_symbols:
+            holding.setdefault(s, []).append(term)
+    return [sp.Add(*[sp.diff(t, s) for t in holding.get(s, ())]) for s in syms]
 
 
 def closed_form(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,

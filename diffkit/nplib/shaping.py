@@ -314,7 +314,10 @@ def argsort(x: Any, axis: int | None = -1, kind: Any = None, order: Any = None) 
     return per_example(x, decide, "argsort")
 
 
-def _arg(pick: Any, what: str, x: Any, axis: int | None, keepdims: bool) -> Any:
+def _arg(pick: Any, what: str, x: Any, axis: int | None, keepdims: bool, out: Any = None) -> Any:
+    if out is not None:
+        raise DiffkitError(f"{what}: out= is not supported; use the value it returns")
+
     def decide(v: np.ndarray, k: int) -> np.ndarray:
         out = pick(*flat_axis(v, k, axis, ndim(x)), keepdims=keepdims)
         return out.reshape(out.shape[:k] + (1,) * ndim(x)) if keepdims and axis is None else out
@@ -322,11 +325,11 @@ def _arg(pick: Any, what: str, x: Any, axis: int | None, keepdims: bool) -> Any:
 
 
 def argmax(x: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
-    return _arg(np.argmax, "argmax", x, axis, keepdims)
+    return _arg(np.argmax, "argmax", x, axis, keepdims, out)
 
 
 def argmin(x: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
-    return _arg(np.argmin, "argmin", x, axis, keepdims)
+    return _arg(np.argmin, "argmin", x, axis, keepdims, out)
 
 
 def nonzero(x: Any) -> tuple[np.ndarray, ...]:

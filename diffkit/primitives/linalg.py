@@ -146,7 +146,6 @@ adjugate = Primitive(
     vjp=(_adjugate_vjp,),
     saves=("y a",),
     sympy=_per_matrix(lambda sp, m: m.adjugate()),
-    array_api=lambda xp, a: _adjugate(a),
 )
 
 
