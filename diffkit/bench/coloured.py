@@ -26,7 +26,7 @@ from ..core import DiffkitError
 from ..transforms.functional import jacobian
 from ..transforms.sparse import sparse_jacobian
 from .cells import run_isolated
-from .measure import timed
+from .probes import timed
 from .targets import find_target
 
 METHODS = ("dense forward", "dense reverse", "dense numeric", "coloured forward",

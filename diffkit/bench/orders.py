@@ -29,7 +29,8 @@ from ..core import DiffkitError, NotApplicable
 from ..transforms.functional import derivative
 from ..transforms.taylor import derivatives
 from .cells import run_isolated
-from .measure import error_against, timed
+from .measure import error_against
+from .probes import timed
 from .targets import find_target
 
 METHODS = ("symbolic", "numeric", "nested forward", "forward-over-reverse", "taylor", "compiled")
