@@ -98,7 +98,7 @@ def covered() -> str:
     """The primitives by family, then the user-facing functions by family."""
     from diffkit import primitives
     from diffkit.nplib import base, contract, fft, linalg, math, shaping, stats
-    from diffkit.scipy import special
+    from diffkit.scipy import special, stats as scipy_stats
 
     lines = ["primitives (the table: diffkit rules NAME shows one entry)"]
     for family, names in primitives.families().items():
@@ -113,5 +113,8 @@ def covered() -> str:
                                    subsequent_indent="    "))
     lines.append(textwrap.fill(", ".join(sorted(special.__all__)), 88,
                                initial_indent="  diffkit.scipy.special (needs scipy): ",
+                               subsequent_indent="    "))
+    lines.append(textwrap.fill(", ".join(sorted(scipy_stats.__all__)), 88,
+                               initial_indent="  diffkit.scipy.stats (needs scipy): ",
                                subsequent_indent="    "))
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """diffkit.scipy.special's derivatives against mpmath at 30 digits.
 
-For each function, first and second derivatives (forward and reverse mode) at a few
+For each function, first derivatives (forward, reverse and compiled) and second ones at a few
 points, among them points next to a singularity, pole, branch point or the edge of the
 domain, compared with mpmath's own derivative (``mp.diff``: extrapolated differences in
 30-digit arithmetic) of its 30-digit implementation, at the exact double input. Orders and
@@ -86,7 +86,7 @@ def test_first_and_second_derivatives_match_mpmath(name: str) -> None:
         want = float(ref(x_mp))  # (absolute at Bessel zeros: the value there is rounding)
         assert abs(float(fn(x)) - want) <= 1e-13 * max(abs(want), 1.0), (name, x, "value")
         d1, d2 = mp.diff(ref, x_mp), mp.diff(ref, x_mp, 2)
-        for backend in ("forward", "reverse"):
+        for backend in ("forward", "reverse", "compiled"):
             got = float(dk.grad(fn, backend=backend)(x))
             assert _rel_error(got, d1) < 1e-11, (name, x, backend, got, d1)
         got2 = float(dk.grad(dk.grad(fn, backend="reverse"), backend="forward")(x))
