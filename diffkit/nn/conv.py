@@ -61,8 +61,8 @@ def windows(x: Any, kernel: tuple[int, ...], stride: tuple[int, ...], padding: t
 def _batched(x: Any, n: int, name: str) -> Any:
     x = _as_input(x)
     if x.ndim != n + 2:
-        raise DiffkitError(f"{name}: expected an input of shape (N, C, {', '.join('LHW'[-n:] if n < 3 else 'DHW')}), "
-                           f"got {tuple(x.shape)}")
+        axes = ", ".join("LHW"[-n:] if n < 3 else "DHW")
+        raise DiffkitError(f"{name}: expected an input of shape (N, C, {axes}), got {tuple(x.shape)}")
     return x
 
 
