@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import DiffkitError, Primitive
-from .elementwise import exp, sign
+from .elementwise import exp, no_closed_form, sign
 from .special import _jax_special, _sp, betaln, gammaln, xlog1py, xlogy
 
 
@@ -41,7 +41,7 @@ def in_one(name: str, refused: tuple[str, ...], d: Callable[..., Any],
 
     rules = [_refused(name, arg) for arg in refused] + [jvp]
     return Primitive(name, _sp(name), jvp=tuple(rules), vjp=tuple(rules), broadcasts=True,
-                     array_api=array_api or (lambda xp, *args: _jax_special(xp, name)(*args)))
+                     sympy=no_closed_form(name), array_api=array_api or (lambda xp, *args: _jax_special(xp, name)(*args)))
 
 
 def _jv_array(xp: Any, v: Any, x: Any) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import DiffkitError, Primitive
 from .compare import mask, select
-from .elementwise import abs, cos, exp, log, log1p, sin, unary  # noqa: A004
+from .elementwise import abs, cos, exp, log, log1p, no_closed_form, sin, unary  # noqa: A004
 
 SQRT_2PI = float(np.sqrt(2.0 * np.pi))
 
@@ -121,7 +121,7 @@ rgamma = unary("rgamma", _sp("rgamma"), _rgamma_d, "y x", lambda sp, x: 1 / sp.g
 erfinv = unary("erfinv", _sp("erfinv"), lambda y, x: SQRT_PI_2 * exp(y * y), "y",
                lambda sp, x: sp.erfinv(x), _peer("erfinv"))
 erfcinv = unary("erfcinv", _sp("erfcinv"), lambda y, x: -SQRT_PI_2 * exp(y * y), "y",
-                lambda sp, x: sp.erfcinv(x), lambda xp, x: _jax_special(xp, "erfinv")(1.0 - x))
+                lambda sp, x: sp.erfinv(1 - x), lambda xp, x: _jax_special(xp, "erfinv")(1.0 - x))
 erfcx = unary("erfcx", _sp("erfcx"), lambda y, x: 2.0 * x * y - 1.0 / SQRT_PI_2, "y x",
               lambda sp, x: sp.exp(x * x) * sp.erfc(x), _peer("erfcx"))
 ndtri = unary("ndtri", _sp("ndtri"), lambda y, x: SQRT_2PI * exp(0.5 * y * y), "y",
@@ -144,8 +144,7 @@ def _spence_d(y: Any, x: Any) -> Any:
     return select(near_one, series, log(1.0 - w_far) / w_far)
 
 
-spence = unary("spence", _sp("spence"), _spence_d, "x", None,  # (sympy cannot evaluate polylog)
-               _peer("spence"))
+spence = unary("spence", _sp("spence"), _spence_d, "x", no_closed_form("spence"), _peer("spence"))
 
 
 def _digamma_gap(a: Any, b: Any) -> Any:
@@ -159,16 +158,19 @@ beta = Primitive(  # B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)
          lambda b_dot, y, a, b: b_dot * y * _digamma_gap(b, a)),
     vjp=(lambda y_bar, y, a, b: y_bar * y * _digamma_gap(a, b),
          lambda y_bar, y, a, b: y_bar * y * _digamma_gap(b, a)),
-    saves=("y a b", "y a b"), broadcasts=True, array_api=_peer("beta"))
+    saves=("y a b", "y a b"), broadcasts=True, sympy=lambda sp, a, b: sp.beta(a, b),
+    array_api=_peer("beta"))
 betaln = Primitive(  # log |B(a, b)|
     "betaln", _sp("betaln"),
     jvp=(lambda a_dot, y, a, b: a_dot * _digamma_gap(a, b),
          lambda b_dot, y, a, b: b_dot * _digamma_gap(b, a)),
     vjp=(lambda y_bar, y, a, b: y_bar * _digamma_gap(a, b),
          lambda y_bar, y, a, b: y_bar * _digamma_gap(b, a)),
-    saves=("a b", "a b"), broadcasts=True, array_api=_peer("betaln"))
+    saves=("a b", "a b"), broadcasts=True, sympy=lambda sp, a, b: sp.log(sp.beta(a, b)),
+    array_api=_peer("betaln"))
 xlog1py = Primitive(  # x log(1 + y), 0 where x == 0
     "xlog1py", _sp("xlog1py"),
     jvp=(lambda x_dot, z, x, y: x_dot * log1p(y), lambda y_dot, z, x, y: y_dot * x / (1.0 + y)),
     vjp=(lambda z_bar, z, x, y: z_bar * log1p(y), lambda z_bar, z, x, y: z_bar * x / (1.0 + y)),
-    saves=("y", "x y"), broadcasts=True, array_api=_peer("xlog1py"))
+    saves=("y", "x y"), broadcasts=True, sympy=lambda sp, x, y: x * sp.log(1 + y),
+    array_api=_peer("xlog1py"))
