@@ -166,7 +166,7 @@ class Flatten(Module):
 
 
 class _BatchNorm(Module):
-    spatial: tuple[int, ...] = ()
+    ndims: tuple[int, ...] = ()  # the input ranks accepted
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, track_running_stats: bool = True) -> None:
@@ -182,10 +182,10 @@ class _BatchNorm(Module):
         variance, and update the running ones (unbiased variance, ``momentum``); evaluation:
         normalize by the running ones."""
         x = _as_input(x)
-        if x.ndim not in self.spatial or x.shape[1] != self.num_features:
+        if x.ndim not in self.ndims or x.shape[1] != self.num_features:
             raise DiffkitError(f"{type(self).__name__}({self.num_features}): input of shape "
                                f"{tuple(x.shape)} is not (N, {self.num_features}, ...) of "
-                               f"{' or '.join(map(str, self.spatial))} axes")
+                               f"{' or '.join(map(str, self.ndims))} axes")
         axes = (0,) + tuple(range(2, x.ndim))
         at_channel = (1, -1) + (1,) * (x.ndim - 2)
         if self.training or self.running_mean is None:
@@ -210,9 +210,9 @@ class _BatchNorm(Module):
 
 class BatchNorm1d(_BatchNorm):
     """Batch normalization of ``(N, C)`` or ``(N, C, L)`` inputs, per channel."""
-    spatial = (2, 3)
+    ndims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
     """Batch normalization of ``(N, C, H, W)`` inputs, per channel."""
-    spatial = (4,)
+    ndims = (4,)
