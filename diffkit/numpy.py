@@ -25,8 +25,10 @@ from . import primitives as _p
 from .core import Box, DiffkitError, bind, primal
 from .nplib import base as _base, contract as _contract, fft, linalg  # noqa: F401
 from .nplib import math as _math, shaping as _shaping, stats as _stats
+from .nplib import convolve as _convolve
 from .nplib.base import *  # noqa: F403
 from .nplib.contract import *  # noqa: F403
+from .nplib.convolve import *  # noqa: F403
 from .nplib.math import *  # noqa: F403
 from .nplib.shaping import *  # noqa: F403
 from .nplib.stats import *  # noqa: F403
@@ -184,7 +186,7 @@ def _install_methods() -> None:
 
 
 _install_methods()
-_FAMILIES = (_base, _contract, _math, _shaping, _stats)
+_FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats)
 _UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
                 if isinstance(getattr(_np, name, None), _np.ufunc)
                 and getattr(_np, name) not in _UFUNCS})

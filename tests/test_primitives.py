@@ -62,8 +62,15 @@ Maker = Callable[[np.random.Generator], Spec]
 CASES: dict[str, list[tuple[str, Maker]]] = {}
 
 
+BIG_CASES: dict[str, list[tuple[str, Maker]]] = {}  # (see "Arrays of >= 64 kB" below)
+
+
 def case(name: str, cid: str, make: Maker) -> None:
     CASES.setdefault(name, []).append((cid, make))
+
+
+def big(name: str, cid: str, make: Maker) -> None:
+    BIG_CASES.setdefault(name, []).append((cid, make))
 
 
 def axes_of(n: int, axis: Any) -> tuple[int, ...]:
@@ -110,6 +117,11 @@ UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.s
     "gammaln": positive, "erf": real, "erfc": real,
     "logit": lambda r, s: real(r, s, 0.1, 0.9),
     "log_ndtr": lambda r, s: real(r, s, -3.0, 3.0),
+    "gamma": between_integers,  # (poles at 0, -1, -2 ...)
+    "rgamma": lambda r, s: real(r, s, -3.5, 3.0),
+    "erfinv": lambda r, s: real(r, s, -0.9, 0.9), "erfcinv": lambda r, s: real(r, s, 0.1, 1.9),
+    "erfcx": real, "ndtri": lambda r, s: real(r, s, 0.05, 0.95),
+    "spence": lambda r, s: real(r, s, 0.2, 3.0),
 })
 
 for _name, _dom in UNARY_DOMAINS.items():
@@ -164,6 +176,9 @@ BINARY_DOMAINS.update({
     "logaddexp": lambda r, sx, sy: [real(r, sx), real(r, sy)],
     "logaddexp2": lambda r, sx, sy: [real(r, sx), real(r, sy)],
     "xlogy": lambda r, sx, sy: [real(r, sx), positive(r, sy)],
+    "xlog1py": lambda r, sx, sy: [real(r, sx), real(r, sy, -0.5, 2.0)],
+    "beta": lambda r, sx, sy: [positive(r, sx), positive(r, sy)],
+    "betaln": lambda r, sx, sy: [positive(r, sx), positive(r, sy)],
 })
 
 PAIRS = [((), ()), ((3,), (3,)), ((3,), (2, 3)), ((2, 1), (1, 3)), ((), (2, 3)), ((2, 3), ())]
@@ -308,6 +323,26 @@ for _n in (0, 1, 2):
     for _shape in [(), (4,), (2, 3)]:
         case("polygamma", f"n{_n}-shape{_shape}",
              lambda r, n=_n, s=_shape: Spec([positive(r, s)], {"n": n}))
+case("rgamma", "at-and-near-poles", lambda r: Spec([np.array([0.0, -1.0, -2.0, -3.0, 1e-3, -2.001])]))
+case("spence", "at-one", lambda r: Spec([np.array([1.0, 0.999, 1.5])]))
+
+# differentiable in the last argument only: orders and shapes are constants
+PARAMETRIC: dict[str, Callable[[np.random.Generator, tuple], list[Any]]] = {
+    "jv": lambda r, s: [np.array([0.0, 1.0, 2.5]), real(r, s, 0.3, 6.0)],
+    "yv": lambda r, s: [np.array([0.0, 1.0, 2.5]), real(r, s, 0.5, 6.0)],
+    "iv": lambda r, s: [np.array([0.0, 1.0, 2.5]), real(r, s, 0.3, 3.0)],
+    "ive": lambda r, s: [np.array([0.0, 1.0, -2.0]), away(r, s, 0.3, 3.0)],
+    "gammainc": lambda r, s: [np.array([0.5, 1.0, 3.2]), real(r, s, 0.2, 5.0)],
+    "gammaincc": lambda r, s: [np.array([0.5, 1.0, 3.2]), real(r, s, 0.2, 5.0)],
+    "betainc": lambda r, s: [np.array([0.5, 1.0, 3.2]), np.array([2.0, 0.7, 1.3]), real(r, s, 0.05, 0.95)],
+    "zeta": lambda r, s: [np.array([2.0, 3.5, 1.5]), real(r, s, 0.3, 3.0)],
+}
+for _name, _dom in PARAMETRIC.items():
+    for _shape in [(3,), (2, 3)]:
+        case(_name, f"shape{_shape}", lambda r, d=_dom, s=_shape: Spec(
+            d(r, s), const=tuple(range(len(d(r, s)) - 1))))
+    big(_name, "big", lambda r, d=_dom: Spec(d(r, (3072, 3)), const=tuple(range(len(d(r, (3,))) - 1))))
+
 case("xlogy", "x-zero-entries", lambda r: Spec([np.array([0.0, 1.5, 0.0]), positive(r, (3,))]))
 
 # running sums and products: axis is one negative int
@@ -772,11 +807,6 @@ def test_box_methods_accept_numpy_varargs() -> None:
 # forward mode, first and second order.
 
 BIG = (96, 96)  # 9216 float64 = 72 kB
-BIG_CASES: dict[str, list[tuple[str, Maker]]] = {}
-
-
-def big(name: str, cid: str, make: Maker) -> None:
-    BIG_CASES.setdefault(name, []).append((cid, make))
 
 
 for _name, _dom in UNARY_DOMAINS.items():

@@ -28,13 +28,17 @@ ELEMENTWISE = {
     "hypot": ([0.4, 1.1],), "logaddexp": ([0.4, 1.1],), "logaddexp2": ([0.4, 1.1],),
     "gammaln": ([1.7],), "polygamma": ([1.7], {"n": 1}), "erf": ([0.4],), "erfc": ([0.4],),
     "logit": ([0.3],), "log_ndtr": ([0.4],), "xlogy": ([0.4, 1.1],),
+    "gamma": ([1.7],), "rgamma": ([1.7],), "erfinv": ([0.3],), "erfcinv": ([0.6],),
+    "erfcx": ([0.4],), "ndtri": ([0.3],), "beta": ([0.4, 1.1],), "betaln": ([0.4, 1.1],),
+    "xlog1py": ([0.4, 1.1],),
     "real": ([0.3],), "imag": ([0.3],), "conj": ([0.3],),  # (of real values: the symbols are real)
 }
 
 
 # rules whose exact equality sympy cannot decide (float constants such as 2 / sqrt(pi),
 # identities needing sign assumptions): checked at points instead
-NUMERIC_ONLY = {"cbrt", "exp2", "logaddexp2", "arccosh", "sinc", "fmod", "erf", "erfc", "log_ndtr"}
+NUMERIC_ONLY = {"cbrt", "exp2", "logaddexp2", "arccosh", "sinc", "fmod", "erf", "erfc", "log_ndtr",
+                "erfinv", "erfcinv", "erfcx", "ndtri"}
 
 
 def elementwise_prims():

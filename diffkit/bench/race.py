@@ -43,14 +43,15 @@ import numpy as np
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench import probes
+from diffkit.bench.cnn_race import cnn_rows
 from diffkit.bench.workloads import (logistic_loss, logistic_map, rosenbrock, rosenbrock_grad,
                                      scalar_loop, sin_product)
 
 PEERS = ("autograd", "jax", "torch", "scipy", "numdifftools", "sympy")
 SIZES = {"full": {"rosen": (10**6, 10**5), "logreg": (10**4, 100), "jac": ((10, 1000), (1000, 10),
-                  (300, 300)), "points": 10**5, "sines": 50, "repeat": 15},
+                  (300, 300)), "points": 10**5, "sines": 50, "cnn": 128, "repeat": 15},
          "quick": {"rosen": (10**4,), "logreg": (500, 20), "jac": ((5, 50), (50, 5)),
-                   "points": 10**3, "sines": 6, "repeat": 3}}
+                   "points": 10**3, "sines": 6, "cnn": 8, "repeat": 3}}
 
 
 @dataclass
@@ -335,6 +336,7 @@ def plan(quick: bool = False, repeat: int | None = None) -> list[Step]:
         ("compiled", partial(compiled_rows, size["rosen"], m, k, size["points"], r)),
         *[(f"jacobian {a}x{b}", partial(jacobian_rows, a, b, r)) for a, b in size["jac"]],
         ("symbolic", partial(symbolic_rows, size["points"], size["sines"], r)),
+        ("cnn", partial(cnn_rows, size["cnn"], r, not quick)),
         ("memory", partial(memory_rows, n)),
         ("other peers, rosenbrock", partial(
             peer_rows, f"Rosenbrock grad n={n:.0e}".replace("e+0", "e"), rosenbrock,

@@ -26,6 +26,7 @@ True
 """
 
 from . import init
+from .conv import AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Flatten, MaxPool2d
 from .init import (calculate_gain, constant_, kaiming_normal_, kaiming_uniform_, normal_,
                    ones_, uniform_, xavier_normal_, xavier_uniform_, zeros_)
 from .losses import (CrossEntropyLoss, HingeEmbeddingLoss, MSELoss, cross_entropy,
@@ -33,7 +34,8 @@ from .losses import (CrossEntropyLoss, HingeEmbeddingLoss, MSELoss, cross_entrop
 from .modules import (Identity, LayerNorm, Linear, Module, ReLU, Residual, Sequential, Sigmoid,
                       Tanh, functional_call, manual_seed, mlp, ravel_parameters)
 
-__all__ = ["CrossEntropyLoss", "HingeEmbeddingLoss", "Identity", "LayerNorm", "Linear",
+__all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "Flatten", "MaxPool2d",
+           "CrossEntropyLoss", "HingeEmbeddingLoss", "Identity", "LayerNorm", "Linear",
            "MSELoss", "Module", "ReLU", "Residual", "Sequential", "Sigmoid", "Tanh",
            "calculate_gain", "constant_", "cross_entropy", "functional_call",
            "hinge_embedding_loss", "init", "kaiming_normal_", "kaiming_uniform_", "manual_seed",

@@ -22,6 +22,8 @@ from .contraction import einsum
 from .linalg import adjugate, cholesky, det, eigh, inv, logabsdet, qr, solve, svd
 from .pseudo import pinv
 from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
+from .special import beta, betaln, erfcinv, erfcx, erfinv, gamma, ndtri, rgamma, spence, xlog1py
+from .parametric import betainc, gammainc, gammaincc, iv, ive, jv, yv, zeta
 from .elementwise import conj, imag, is_complex, real, to_input
 from .fourier import fft, ifft, irfft, rfft
 from .gather import gather, scatter
@@ -29,6 +31,7 @@ from .gather import gather, scatter
 from . import contraction as _contraction, elementwise as _elementwise, fourier as _fourier  # noqa: E402,I001
 from . import gather as _gather, linalg as _linalg, pseudo as _pseudo  # noqa: E402
 from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
+from . import parametric as _parametric  # noqa: E402
 
 
 def families() -> dict[str, list[str]]:
@@ -37,7 +40,8 @@ def families() -> dict[str, list[str]]:
     order = {"structure": _structure, "gathers by computed indices": _gather,
              "elementwise": _elementwise, "reductions": _reductions,
              "contraction": _contraction, "linear algebra": _linalg, "pseudo-inverse": _pseudo,
-             "special functions": _special, "fourier transforms": _fourier}
+             "special functions": _special,
+             "special functions of an order or shape": _parametric, "fourier transforms": _fourier}
     seen: set[str] = set()
     out = {}
     for family, module in order.items():

@@ -1,5 +1,6 @@
-"""Special functions (SciPy's ``scipy.special``): log-gamma, polygamma, error functions,
-logit and the log of the normal CDF.
+"""Special functions (SciPy's ``scipy.special``): gamma and its relatives (log-gamma,
+polygamma, beta), error functions and their inverses, logit, the normal CDF's log and
+inverse, Spence's function and ``x log(1 + y)``.
 
 Their numpy implementations come from SciPy, an optional extra: SciPy is imported when
 one of them is first evaluated, and its absence is one clear error saying how to install
@@ -15,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError, Primitive
-from .elementwise import exp, log, unary
+from .compare import mask, select
+from .elementwise import abs, cos, exp, log, log1p, no_closed_form, sin, unary  # noqa: A004
 
 SQRT_2PI = float(np.sqrt(2.0 * np.pi))
 
@@ -90,3 +92,85 @@ xlogy = Primitive(  # x log y, 0 where x == 0
     sympy=lambda sp, x, y: x * sp.log(y),
     array_api=lambda xp, x, y: _jax_special(xp, "xlogy")(x, y),
 )
+
+
+def _peer(name: str) -> Any:
+    """The array-API form of a special function: the same name in JAX's or PyTorch's module."""
+    return lambda xp, *args: _jax_special(xp, name)(*args)
+
+
+SQRT_PI_2 = float(np.sqrt(np.pi) / 2.0)
+gamma = unary("gamma", _sp("gamma"), lambda y, x: y * polygamma(x, n=0), "y x",
+              lambda sp, x: sp.gamma(x), _peer("gamma"))
+
+
+def _rgamma_d(y: Any, x: Any) -> Any:
+    """d/dx 1/Gamma(x) = -psi(x) / Gamma(x). At the poles x = -k of Gamma, where 1/Gamma is 0
+    and psi infinite, the derivative of the reflection ``sin(pi x) Gamma(1 - x) / pi`` is taken
+    (exact at x <= 0, to every order). Each formula is evaluated only where it is finite
+    (elsewhere at x = 1/2), so no NaN reaches a higher derivative."""
+    pole = mask(np.equal, y, 0.0)  # (1/Gamma has no other zeros)
+    x_pole, x_regular = select(pole, x, 0.5), select(pole, 0.5, x)
+    w = 1.0 - x_pole
+    reflected = cos(np.pi * x_pole) * gamma(w) - sin(np.pi * x_pole) * gamma(w) * polygamma(w, n=0) / np.pi
+    return select(pole, reflected, -y * polygamma(x_regular, n=0))
+
+
+rgamma = unary("rgamma", _sp("rgamma"), _rgamma_d, "y x", lambda sp, x: 1 / sp.gamma(x),
+               lambda xp, x: 1.0 / _jax_special(xp, "gamma")(x))
+erfinv = unary("erfinv", _sp("erfinv"), lambda y, x: SQRT_PI_2 * exp(y * y), "y",
+               lambda sp, x: sp.erfinv(x), _peer("erfinv"))
+erfcinv = unary("erfcinv", _sp("erfcinv"), lambda y, x: -SQRT_PI_2 * exp(y * y), "y",
+                lambda sp, x: sp.erfinv(1 - x), lambda xp, x: _jax_special(xp, "erfinv")(1.0 - x))
+erfcx = unary("erfcx", _sp("erfcx"), lambda y, x: 2.0 * x * y - 1.0 / SQRT_PI_2, "y x",
+              lambda sp, x: sp.exp(x * x) * sp.erfc(x), _peer("erfcx"))
+ndtri = unary("ndtri", _sp("ndtri"), lambda y, x: SQRT_2PI * exp(0.5 * y * y), "y",
+              lambda sp, x: sp.sqrt(2) * sp.erfinv(2 * x - 1), _peer("ndtri"))
+
+
+# log(z) / (1 - z) = -sum_k w^k / (k + 1) with w = 1 - z: used for |w| < 0.1, where the
+# quotient loses digits (and at z = 1 divides 0 by 0); 16 terms leave an error below 1e-17.
+_SPENCE_SERIES = tuple(-1.0 / (k + 1) for k in range(16))
+
+
+def _spence_d(y: Any, x: Any) -> Any:
+    """d/dz spence(z) = log(z) / (1 - z), and its Taylor series about z = 1."""
+    w = 1.0 - x
+    near_one = mask(np.less, abs(w), 0.1)
+    w_near, w_far = select(near_one, w, 0.5), select(near_one, 0.5, w)
+    series = 0.0
+    for c in reversed(_SPENCE_SERIES):  # Horner's rule
+        series = series * w_near + c
+    return select(near_one, series, log(1.0 - w_far) / w_far)
+
+
+spence = unary("spence", _sp("spence"), _spence_d, "x", no_closed_form("spence"), _peer("spence"))
+
+
+def _digamma_gap(a: Any, b: Any) -> Any:
+    """psi(a) - psi(a + b): d/da log B(a, b)."""
+    return polygamma(a, n=0) - polygamma(a + b, n=0)
+
+
+beta = Primitive(  # B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)
+    "beta", _sp("beta"),
+    jvp=(lambda a_dot, y, a, b: a_dot * y * _digamma_gap(a, b),
+         lambda b_dot, y, a, b: b_dot * y * _digamma_gap(b, a)),
+    vjp=(lambda y_bar, y, a, b: y_bar * y * _digamma_gap(a, b),
+         lambda y_bar, y, a, b: y_bar * y * _digamma_gap(b, a)),
+    saves=("y a b", "y a b"), broadcasts=True, sympy=lambda sp, a, b: sp.beta(a, b),
+    array_api=_peer("beta"))
+betaln = Primitive(  # log |B(a, b)|
+    "betaln", _sp("betaln"),
+    jvp=(lambda a_dot, y, a, b: a_dot * _digamma_gap(a, b),
+         lambda b_dot, y, a, b: b_dot * _digamma_gap(b, a)),
+    vjp=(lambda y_bar, y, a, b: y_bar * _digamma_gap(a, b),
+         lambda y_bar, y, a, b: y_bar * _digamma_gap(b, a)),
+    saves=("a b", "a b"), broadcasts=True, sympy=lambda sp, a, b: sp.log(sp.beta(a, b)),
+    array_api=_peer("betaln"))
+xlog1py = Primitive(  # x log(1 + y), 0 where x == 0
+    "xlog1py", _sp("xlog1py"),
+    jvp=(lambda x_dot, z, x, y: x_dot * log1p(y), lambda y_dot, z, x, y: y_dot * x / (1.0 + y)),
+    vjp=(lambda z_bar, z, x, y: z_bar * log1p(y), lambda z_bar, z, x, y: z_bar * x / (1.0 + y)),
+    saves=("y", "x y"), broadcasts=True, sympy=lambda sp, x, y: x * sp.log(1 + y),
+    array_api=_peer("xlog1py"))

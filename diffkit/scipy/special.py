@@ -1,5 +1,7 @@
 """``diffkit.scipy.special``: the special functions of ``scipy.special`` that models use,
-differentiable by every backend. SciPy is an optional extra (``pip install diffkit[scipy]``):
+differentiable by every backend. Orders and shapes (``n`` of ``jn``, ``v`` of ``iv``, ``a``
+of ``gammainc``, ``a, b`` of ``betainc``) and zeta's exponent are constants: differentiating
+one is an error naming it. SciPy is an optional extra (``pip install diffkit[scipy]``):
 it is imported when one of these is first evaluated, and its absence is one clear error.
 
 >>> import diffkit as dk
@@ -14,10 +16,14 @@ from typing import Any
 import numpy as np
 
 from .. import primitives as _p
-from ..core import DiffkitError, bind, primal
-from ..numpy import logsumexp, sigmoid, where
+from ..core import Box, DiffkitError, bind, primal
+from ..numpy import exp, inf, logsumexp, sigmoid, where
 
 gammaln, erf, erfc, logit, log_ndtr, xlogy = _p.gammaln, _p.erf, _p.erfc, _p.logit, _p.log_ndtr, _p.xlogy
+gamma, rgamma, beta, betaln, spence, xlog1py = _p.gamma, _p.rgamma, _p.beta, _p.betaln, _p.spence, _p.xlog1py
+erfinv, erfcinv, erfcx, ndtri = _p.erfinv, _p.erfcinv, _p.erfcx, _p.ndtri
+gammainc, gammaincc, betainc, jv, yv, iv, ive = (_p.gammainc, _p.gammaincc, _p.betainc, _p.jv,
+                                                 _p.yv, _p.iv, _p.ive)
 expit = sigmoid
 
 
@@ -47,8 +53,144 @@ def digamma(x: Any) -> Any:
 
 psi = digamma
 
+
+def ndtr(x: Any) -> Any:
+    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2``.
+
+    >>> float(ndtr(0.0))
+    0.5
+    """
+    return 0.5 * erfc(x * -np.sqrt(0.5))
+
+
+def zeta(x: Any, q: Any = None) -> Any:
+    """Hurwitz zeta ``sum_k (k + q)^-x`` (Riemann's with ``q=None``); differentiable in ``q``
+    (``-x zeta(x + 1, q)``), the exponent ``x`` is a constant.
+
+    >>> round(float(zeta(2.0)), 12)  # pi^2 / 6
+    1.644934066848
+    """
+    return bind(_p.zeta, x, 1.0 if q is None else q)
+
+
+def _integer_order(name: str, n: Any) -> Any:
+    if isinstance(n, Box):
+        raise DiffkitError(f"{name}: the order n is an integer, not differentiable: pass it as a "
+                           "constant (a number or numpy array)")
+    if not np.all(np.asarray(n) == np.round(n)):
+        raise DiffkitError(f"{name}: the order n must be an integer, got {n!r} (use "
+                           f"{name[0]}v for real orders)")
+    return n
+
+
+def jn(n: Any, x: Any) -> Any:
+    """The Bessel function of the first kind of integer order ``n`` (a constant)."""
+    return jv(_integer_order("jn", n), x)
+
+
+def yn(n: Any, x: Any) -> Any:
+    """The Bessel function of the second kind of integer order ``n`` (a constant)."""
+    return yv(_integer_order("yn", n), x)
+
+
+def j0(x: Any) -> Any:
+    """Bessel J0; its derivative is -J1.
+
+    >>> round(float(j0(1.0)), 12)
+    0.765197686558
+    """
+    return jv(0.0, x)
+
+
+def j1(x: Any) -> Any:
+    """Bessel J1."""
+    return jv(1.0, x)
+
+
+def y0(x: Any) -> Any:
+    """Bessel Y0 (x > 0)."""
+    return yv(0.0, x)
+
+
+def y1(x: Any) -> Any:
+    """Bessel Y1 (x > 0)."""
+    return yv(1.0, x)
+
+
+def i0(x: Any) -> Any:
+    """Modified Bessel I0; its derivative is I1."""
+    return iv(0.0, x)
+
+
+def i1(x: Any) -> Any:
+    """Modified Bessel I1."""
+    return iv(1.0, x)
+
+
+def i0e(x: Any) -> Any:
+    """``i0(x) exp(-|x|)``, without overflow."""
+    return ive(0.0, x)
+
+
+def i1e(x: Any) -> Any:
+    """``i1(x) exp(-|x|)``, without overflow."""
+    return ive(1.0, x)
+
+
+def _outside(x: Any, y: Any, value: Any) -> Any:
+    """``value``, and +inf where x < 0 or y < 0 (the entropies' convention, as SciPy)."""
+    return where(x < 0, inf, where(y < 0, inf, value))
+
+
+def entr(x: Any) -> Any:
+    """``-x log x``, 0 at x = 0, -inf for x < 0.
+
+    >>> float(entr(1.0))
+    -0.0
+    """
+    return where(x < 0, -inf, -xlogy(x, x))
+
+
+def rel_entr(x: Any, y: Any) -> Any:
+    """``x log(x / y)``, 0 at x = 0 (y >= 0), +inf outside the domain."""
+    return _outside(x, y, xlogy(x, x) - xlogy(x, y))
+
+
+def kl_div(x: Any, y: Any) -> Any:
+    """``x log(x / y) - x + y``, ``y`` at x = 0 (y >= 0), +inf outside the domain."""
+    return _outside(x, y, xlogy(x, x) - xlogy(x, y) - x + y)
+
+
+def log_softmax(x: Any, axis: int | tuple[int, ...] | None = None) -> Any:
+    """``x - logsumexp(x, axis)``: the log of :func:`softmax`, without overflow."""
+    return x - logsumexp(x, axis=axis, keepdims=True)
+
+
+def softmax(x: Any, axis: int | tuple[int, ...] | None = None) -> Any:
+    """``exp(x) / sum(exp(x), axis)`` (over all entries with ``axis=None``, as SciPy).
+
+    >>> softmax(np.log([1.0, 3.0])).round(12).tolist()
+    [0.25, 0.75]
+    """
+    return exp(log_softmax(x, axis))
+
+
+def multigammaln(a: Any, d: int) -> Any:
+    """The log of the multivariate gamma function of dimension ``d`` (a constant integer):
+    ``d (d - 1) / 4 log pi + sum_j gammaln(a - j / 2)``, j = 0 .. d - 1."""
+    if isinstance(d, Box) or int(d) != d or d < 1:
+        raise DiffkitError(f"multigammaln: the dimension d must be a constant integer >= 1, got {d!r}")
+    out = d * (d - 1) / 4.0 * np.log(np.pi)
+    for j in range(int(d)):
+        out = out + gammaln(a - 0.5 * j)
+    return out
+
+
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
-           "log_ndtr", "logsumexp"]
+           "log_ndtr", "logsumexp", "gamma", "rgamma", "beta", "betaln", "betainc", "gammainc",
+           "gammaincc", "multigammaln", "erfinv", "erfcinv", "erfcx", "ndtr", "ndtri", "i0", "i0e",
+           "i1", "i1e", "iv", "ive", "j0", "j1", "jn", "jv", "y0", "y1", "yn", "yv", "zeta",
+           "spence", "xlog1py", "entr", "kl_div", "rel_entr", "softmax", "log_softmax"]
 
 
 def __dir__() -> list[str]:
