@@ -25,7 +25,6 @@ import importlib.util
 import math
 import operator
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
