@@ -9,6 +9,7 @@ lowered to numpy code or fused kernels. The pipeline, one module a stage:
 * :mod:`.codegen` — the graph as Python/numpy source, one line per equation;
 * :mod:`.kernels` — a fusion plan's kernels written out and compiled (LLVM IR or Numba);
 * :mod:`.llvm_kernels` — the LLVM IR route (llvmlite), cached on disk by hash;
+* :mod:`.vector_math` — exp, log, log1p and tanh in LLVM IR, so that their loops vectorize;
 * :mod:`.scalar_vm` — scalar programs as bytecode for a small compiled virtual machine;
 * :mod:`.program` — one compiled program (graph, passes, code, kernels) and how to call it;
 * :mod:`.jit` — ``dk.jit`` and ``dk.make_graph``, with the program cache;

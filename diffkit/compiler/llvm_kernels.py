@@ -60,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from . import vector_math
+
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 
 #: how often this process compiled a kernel, and loaded one from the disk cache
@@ -116,6 +118,7 @@ class _Lowering:
         self.loops: dict[str, str] = {}          # loop variable -> its current i64 value
         self.body: list[str] = []
         self.decls: set[str] = set()
+        self.vector: set[str] = set()            # vector_math functions it calls
         self.block = "entry"
         self.n = 0
         self.sums = 0                            # how many values it returns
@@ -349,6 +352,11 @@ class _Lowering:
         return self.intrinsic(name, args)
 
     def intrinsic(self, name: str, args: list[str]) -> tuple[str, str]:
+        if name in vector_math.CALLS:  # written out in IR: the loop vectorizes
+            self.vector.add(name)
+            self.decls.update(vector_math.DECLARATIONS)
+            return self.emit(f"call double @{vector_math.CALLS[name]}(double {args[0]})",
+                             "double")
         if name in INTRINSIC:
             return self.call(INTRINSIC[name], args)
         if name in LIBM:
@@ -412,7 +420,7 @@ class _Lowering:
             f"define void @{symbol}({', '.join(outer)}) nounwind {{",
             *unpack,
             f"  call void @{symbol}.loops({call_args})", "  ret void", "}",
-            *sorted(self.decls)]) + "\n"
+            *sorted(self.decls)]) + "\n" + vector_math.definitions(self.vector)
 
 
 def kernel_ir(source: str, params: Sequence[tuple], symbol: str) -> tuple[str, int]:

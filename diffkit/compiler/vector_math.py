@@ -1,0 +1,204 @@
+"""exp, log, log1p and tanh written out in LLVM IR, so that a fused loop calling them
+vectorizes.
+
+A kernel that calls the C library's ``exp`` makes one call per element: LLVM cannot
+vectorize a loop around an opaque call, and llvmlite gives no way to hand it glibc's
+vector library (libmvec). Measured on one core of this machine at n = 10⁶, a fused
+``tanh`` loop took 27 ms through glibc against numpy's 1.6 ms. Each function here is
+straight-line arithmetic on one double (no branch, no call: special inputs are handled
+by ``select``), marked ``alwaysinline``, so after inlining the loop vectorizer turns the
+kernel into SIMD code like any other arithmetic.
+
+Each follows the textbook reduction, with coefficients computed here from their series:
+
+* ``exp``: x = k ln 2 + r with |r| ≤ ln2/2 (ln 2 split in two so k·ln2_hi is exact),
+  e^r = 1 + r + r²(1/2! + r/3! + … + r¹¹/13!), then the product with 2^k formed in two
+  halves so that subnormal results round once;
+* ``log``: x = 2^e (1 + f) with √2/2 ≤ 1 + f < √2, s = f/(2 + f), and
+  log(1 + f) = f − f²/2 + s (f²/2 + R) where R = 2 (z/3 + z²/5 + …), z = s²;
+* ``log1p``: u = 1 + x rounded, the rounding error c recovered exactly
+  (Fast2Sum), log1p(x) = log(u) + c/u;
+* ``tanh``: |x| < 0.55 by its odd Taylor series (coefficients from the Bernoulli
+  numbers), beyond that 1 − 2/(e^{2|x|} + 1), with the sign copied back.
+
+Their accuracy is checked against the C library (``tests/test_vector_math.py``: at most
+1 ULP apart over 10⁷ points of each function's range, NaN, infinities, zeros and
+subnormals as the C library gives them).
+
+>>> "define internal double @dk_exp(double" in definitions(["exp"])
+True
+>>> sorted(CALLS)
+['exp', 'log', 'log1p', 'tanh']
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterable
+from fractions import Fraction
+
+LN2_HI = 6.93147180369123816490e-01  # ln 2's leading 32 bits: k · LN2_HI is exact for |k| < 2^21
+LN2 = Fraction("0.6931471805599453094172321214581765680755")  # ln 2 to 40 digits
+LN2_LO = float(LN2 - Fraction(LN2_HI))  # the rest, to double precision
+
+
+def _hex(v: float) -> str:
+    """A double as LLVM IR writes it exactly."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+def _bernoulli(n: int) -> list[Fraction]:
+    """B_0 … B_n (B_1 = −1/2) by the recurrence Σ_{k<m+1} C(m+1, k) B_k = 0."""
+    b = [Fraction(1)]
+    for m in range(1, n + 1):
+        b.append(-sum(math.comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
+    return b
+
+
+def _tanh_series(terms: int) -> list[float]:
+    """c_1 … c_terms of tanh x = Σ c_n x^{2n−1}: c_n = 2^{2n} (2^{2n} − 1) B_{2n} / (2n)!."""
+    b = _bernoulli(2 * terms)
+    return [float(4**n * (4**n - 1) * b[2 * n] / math.factorial(2 * n))
+            for n in range(1, terms + 1)]
+
+
+class _Writer:
+    """Numbered SSA lines of one function."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+
+    def __call__(self, text: str) -> str:
+        self.count += 1
+        name = f"%t{self.count}"
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def horner(self, x: str, coefficients: list[float]) -> str:
+        """c[0] + x (c[1] + x (c[2] + …)) as fmul/fadd lines."""
+        acc = _hex(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            acc = self(f"fadd contract double {_hex(c)}, {self(f'fmul contract double {x}, {acc}')}")
+        return acc
+
+    def function(self, name: str, result: str) -> str:
+        body = "\n".join(self.lines)
+        return (f"define internal double @{name}(double %x) alwaysinline {{\n{body}\n"
+                f"  ret double {result}\n}}\n")
+
+
+def _exp_body(w: _Writer, x: str) -> str:
+    """e^x for any double x (NaN stays NaN, +inf → inf, −inf → 0)."""
+    nan = w(f"fcmp uno double {x}, {x}")
+    low = w(f"select i1 {w(f'fcmp olt double {x}, {_hex(-746.0)}')}, double {_hex(-746.0)}, "
+            f"double {x}")
+    high = w(f"select i1 {w(f'fcmp ogt double {low}, {_hex(710.0)}')}, double {_hex(710.0)}, "
+             f"double {low}")
+    c = w(f"select i1 {nan}, double 0.0, double {high}")
+    kf = w(f"call double @llvm.rint.f64(double {w(f'fmul double {c}, {_hex(float(1 / LN2))}')})")
+    r_hi = w(f"fsub double {c}, {w(f'fmul double {kf}, {_hex(LN2_HI)}')}")
+    r = w(f"fsub double {r_hi}, {w(f'fmul double {kf}, {_hex(LN2_LO)}')}")
+    q = w.horner(r, [1.0 / math.factorial(k) for k in range(2, 14)])
+    r2 = w(f"fmul double {r}, {r}")
+    correction = w(f"fmul double {r2}, {q}")
+    y = w(f"fadd double 1.0, {w(f'fadd double {r}, {correction}')}")
+    k = w(f"fptosi double {kf} to i64")
+    k1 = w(f"ashr i64 {k}, 1")
+    k2 = w(f"sub i64 {k}, {k1}")
+    biased = [w(f"add i64 {h}, 1023") for h in (k1, k2)]
+    scale = [w(f"bitcast i64 {w(f'shl i64 {b}, 52')} to double") for b in biased]
+    z = w(f"fmul double {w(f'fmul double {y}, {scale[0]}')}, {scale[1]}")
+    return w(f"select i1 {nan}, double {x}, double {z}")
+
+
+def _log_parts(w: _Writer, x: str) -> tuple[str, str]:
+    """(e as a double, log(1 + f)) with x = 2^e (1 + f), √2/2 ≤ 1 + f < √2, for finite
+    x > 0 (subnormals scaled by 2^54 first)."""
+    tiny = w(f"fcmp olt double {x}, {_hex(2.0**-1022)}")
+    xs = w(f"select i1 {tiny}, double {w(f'fmul double {x}, {_hex(2.0**54)}')}, double {x}")
+    bits = w(f"bitcast double {xs} to i64")
+    # add (1 − √2/2)'s offset to the mantissa so that the exponent field rounds at √2/2
+    shifted = w(f"add i64 {bits}, {0x3FF0000000000000 - 0x3FE6A09E667F3BCD}")
+    e_biased = w(f"lshr i64 {shifted}, 52")
+    e_int = w(f"sub i64 {e_biased}, {w(f'select i1 {tiny}, i64 1077, i64 1023')}")
+    m_bits = w(f"add i64 {w(f'and i64 {shifted}, 4503599627370495')}, 4604544271217802189")
+    f = w(f"fsub double {w(f'bitcast i64 {m_bits} to double')}, 1.0")
+    s = w(f"fdiv double {f}, {w(f'fadd double 2.0, {f}')}")
+    z = w(f"fmul double {s}, {s}")
+    series = w.horner(z, [2.0 / (2 * k + 1) for k in range(1, 13)])  # R / z
+    big_r = w(f"fmul double {z}, {series}")
+    hfsq = w(f"fmul double 0.5, {w(f'fmul double {f}, {f}')}")
+    tail = w(f"fmul double {s}, {w(f'fadd double {hfsq}, {big_r}')}")
+    log1pf = w(f"fsub double {f}, {w(f'fsub double {hfsq}, {tail}')}")
+    return w(f"sitofp i64 {e_int} to double"), log1pf
+
+
+def _log_special(w: _Writer, x: str, value: str) -> str:
+    """log's value at the edges: NaN for x < 0 or NaN, −inf at 0, inf at inf."""
+    inf, nan = _hex(math.inf), _hex(math.nan)
+    v = w(f"select i1 {w(f'fcmp oeq double {x}, {inf}')}, double {inf}, double {value}")
+    v = w(f"select i1 {w(f'fcmp oeq double {x}, 0.0')}, double {_hex(-math.inf)}, double {v}")
+    return w(f"select i1 {w(f'fcmp ult double {x}, 0.0')}, double {nan}, double {v}")
+
+
+def _log(w: _Writer) -> str:
+    e, log1pf = _log_parts(w, "%x")
+    hi = w(f"fmul double {e}, {_hex(LN2_HI)}")
+    lo = w(f"fmul double {e}, {_hex(LN2_LO)}")
+    return _log_special(w, "%x", w(f"fadd double {hi}, {w(f'fadd double {log1pf}, {lo}')}"))
+
+
+def _log1p(w: _Writer) -> str:
+    u = w("fadd double 1.0, %x")
+    # Fast2Sum of the larger and the smaller of (1, x): c is exactly 1 + x − u
+    big = w(f"select i1 {w('fcmp ogt double %x, 1.0')}, double %x, double 1.0")
+    small = w(f"select i1 {w('fcmp ogt double %x, 1.0')}, double 1.0, double %x")
+    c = w(f"fsub double {small}, {w(f'fsub double {u}, {big}')}")
+    e, log1pf = _log_parts(w, u)
+    hi = w(f"fmul double {e}, {_hex(LN2_HI)}")
+    lo = w(f"fadd double {w(f'fmul double {e}, {_hex(LN2_LO)}')}, {w(f'fdiv double {c}, {u}')}")
+    value = w(f"fadd double {hi}, {w(f'fadd double {log1pf}, {lo}')}")
+    value = w(f"select i1 {w('fcmp oeq double %x, 0.0')}, double %x, double {value}")  # ±0
+    return _log_special(w, u, value)
+
+
+def _exp(w: _Writer) -> str:
+    return _exp_body(w, "%x")
+
+
+def _tanh(w: _Writer) -> str:
+    a = w("call double @llvm.fabs.f64(double %x)")
+    # small |x|: x + x³ (c_2 + c_3 x² + …)
+    x2 = w("fmul double %x, %x")
+    tail = w.horner(x2, _tanh_series(22)[1:])
+    x3 = w(f"fmul double %x, {x2}")
+    taylor = w(f"fadd double %x, {w(f'fmul double {x3}, {tail}')}")
+    # larger |x|: 1 − 2/(e^{2|x|} + 1), with |x|'s sign
+    e2 = _exp_body(w, w(f"fmul double 2.0, {a}"))
+    q = w(f"fdiv double 2.0, {w(f'fadd double {e2}, 1.0')}")
+    far = w(f"call double @llvm.copysign.f64(double {w(f'fsub double 1.0, {q}')}, double %x)")
+    value = w(f"select i1 {w(f'fcmp olt double {a}, {_hex(0.55)}')}, double {taylor}, "
+              f"double {far}")
+    return w(f"select i1 {w(f'fcmp oeq double {a}, 0.0')}, double %x, double {value}")  # ±0
+
+
+CALLS = {"exp": "dk_exp", "log": "dk_log", "log1p": "dk_log1p", "tanh": "dk_tanh"}
+_BODIES = {"exp": _exp, "log": _log, "log1p": _log1p, "tanh": _tanh}
+#: the intrinsics the definitions call, for the module to declare (once)
+DECLARATIONS = ("declare double @llvm.rint.f64(double)", "declare double @llvm.fabs.f64(double)",
+                "declare double @llvm.copysign.f64(double, double)")
+
+
+def definition(name: str) -> str:
+    """One function's IR: ``define internal double @dk_<name>(double %x) …``."""
+    w = _Writer()
+    return w.function(CALLS[name], _BODIES[name](w))
+
+
+def definitions(names: Iterable[str]) -> str:
+    """The definitions a module needs to call ``@dk_<name>`` for each of ``names`` (it
+    declares :data:`DECLARATIONS` besides)."""
+    wanted = set(names)
+    return "".join(definition(n) for n in CALLS if n in wanted)
