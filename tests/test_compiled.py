@@ -124,6 +124,21 @@ def test_algebraic_identities():
     assert [e.prim.name for e in passes.dce(g).eqns] == ["mul"]
 
 
+def test_an_outer_product_becomes_a_fused_multiply_with_the_same_bits():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((7, 1)), rng.standard_normal((1, 5))
+    g = passes.simplify(trace(lambda a: dnp.matmul(a, b) + 1.0, (a,)))
+    assert [e.prim.name for e in g.eqns] == ["mul", "add"]
+    assert np.array_equal(dk.jit(lambda a: a @ b)(a), a @ b)  # BLAS's k = 1 product, bitwise
+    assert [e.prim.name for e in passes.simplify(trace(lambda a: a @ b.T, (a.T,))).eqns] \
+        == ["matmul"]  # an inner dimension of 5 stays a library call
+    be = dk.backend("compiled")
+    y = rng.standard_normal((7, 5))
+    grad = dk.grad(lambda a: dnp.sum(dnp.tanh(a @ b) * y), backend=be)(a)
+    np.testing.assert_allclose(grad, ((1 - np.tanh(a @ b) ** 2) * y) @ b.T, rtol=1e-14)
+    assert be.last.fusion.startswith("1 kernel, 1 library call")  # the adjoint's (7,5) @ (5,1)
+
+
 def test_multiplication_by_a_zero_adjoint_disappears():
     z = np.zeros(3)
     g = trace(lambda x: dnp.sin(x) * z + dnp.cos(x), (np.ones(3),))

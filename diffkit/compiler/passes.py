@@ -4,7 +4,9 @@
   now and becomes a constant.
 * :func:`simplify` — algebraic identities: ``x*1``, ``x/1``, ``x+0``, ``x-0``, ``-(-x)``,
   ``x * zeros`` (a zero adjoint or tangent), reshapes and broadcasts to the same shape,
-  ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``),
+  ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``), a matrix product
+  whose inner dimension is 1 (``a(m,1) @ b(1,n)`` = ``a * b``, an outer product that
+  fuses with its neighbours instead of a BLAS call that writes an m×n array),
   ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``), and the constant factors
   that derivatives chain, where the result is the same to the bit: ``-(c * x)`` =
   ``(-c) * x``, ``c * (2 * x)`` = ``(2c) * x`` (for ``|c| >= 1``). A *fill* (an array whose
@@ -225,7 +227,7 @@ def simplify(graph: Graph) -> Graph:
     return _rebuild(graph, kept, subst)
 
 
-_RULES = ("add", "neg", "mul", "reshape", "broadcast_to", "sum")  # identities on variables
+_RULES = ("add", "neg", "mul", "reshape", "broadcast_to", "sum", "matmul")  # on variables
 
 
 def _plain(a: Atom, fills: dict[Var, float]) -> bool:
@@ -294,6 +296,12 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
         return ins[0]
     if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
         return _sum_of_broadcast(e, made[ins[0]])
+    if name == "matmul" and out.dtype.kind == "f" and all(
+            isinstance(a, (Var, Const)) and a.dtype == out.dtype and len(a.shape) == 2
+            for a in ins) and ins[0].shape[1] == 1 and ins[1].shape[0] == 1:
+        from ..primitives import mul
+
+        return Eqn(mul, ins, out, {})  # one product per entry, as BLAS computes it
     return None
 
 
