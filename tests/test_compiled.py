@@ -139,6 +139,28 @@ def test_an_outer_product_becomes_a_fused_multiply_with_the_same_bits():
     assert be.last.fusion.startswith("1 kernel, 1 library call")  # the adjoint's (7,5) @ (5,1)
 
 
+def test_a_ravelled_tree_is_taken_apart_for_free():
+    rng = np.random.default_rng(5)
+    params = (rng.standard_normal((3, 4)), rng.standard_normal(4), 0.5)
+    X = rng.standard_normal((6, 3))
+
+    def loss(p):
+        W, b, c = p
+        return dnp.sum(dnp.tanh(X @ W + b) * c)
+
+    step = dk.jit(dk.value_and_grad(loss))
+    value, (gW, gb, gc) = step(params)
+    names = [e.prim.name for e in step.program(params).graph.eqns]
+    assert "concatenate" not in names and "scatter_add" not in names and "getitem" not in names
+    t = np.tanh(X @ params[0] + params[1])
+    d = (1 - t**2) * 0.5
+    np.testing.assert_allclose(gW, X.T @ d, rtol=1e-13)
+    np.testing.assert_allclose(gb, d.sum(axis=0), rtol=1e-13)
+    assert gc == pytest.approx(t.sum(), rel=1e-13) and value == pytest.approx(0.5 * t.sum())
+    g = trace(lambda v: dnp.concatenate([v, v * 2.0])[..., 1:3], (np.ones(3),))
+    assert "getitem" in [e.prim.name for e in passes.simplify(g).eqns]  # straddles: kept
+
+
 def test_multiplication_by_a_zero_adjoint_disappears():
     z = np.zeros(3)
     g = trace(lambda x: dnp.sin(x) * z + dnp.cos(x), (np.ones(3),))

@@ -6,7 +6,9 @@
   ``x * zeros`` (a zero adjoint or tangent), reshapes and broadcasts to the same shape,
   ``sum(broadcast_to(x))`` over the broadcast axes (= ``x * count``), a matrix product
   whose inner dimension is 1 (``a(m,1) @ b(1,n)`` = ``a * b``, an outer product that
-  fuses with its neighbours instead of a BLAS call that writes an m×n array),
+  fuses with its neighbours instead of a BLAS call that writes an m×n array), a slice
+  that takes back exactly one part of a ``concatenate`` or of a sum of ``scatter_add``s
+  into disjoint slices (a tree of arrays ravelled into one vector, and its adjoint),
   ``scatter(a, i) + scatter(b, i)`` (= ``scatter(a + b, i)``), and the constant factors
   that derivatives chain, where the result is the same to the bit: ``-(c * x)`` =
   ``(-c) * x``, ``c * (2 * x)`` = ``(2c) * x`` (for ``|c| >= 1``). A *fill* (an array whose
@@ -227,7 +229,8 @@ def simplify(graph: Graph) -> Graph:
     return _rebuild(graph, kept, subst)
 
 
-_RULES = ("add", "neg", "mul", "reshape", "broadcast_to", "sum", "matmul")  # on variables
+_RULES = ("add", "neg", "mul", "reshape", "broadcast_to", "sum", "matmul",
+          "getitem")  # identities on variables
 
 
 def _plain(a: Atom, fills: dict[Var, float]) -> bool:
@@ -296,6 +299,8 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
         return ins[0]
     if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
         return _sum_of_broadcast(e, made[ins[0]])
+    if name == "getitem" and isinstance(ins[0], Var) and ins[0] in made:
+        return _piece(e.params["idx"], made[ins[0]], made, out)
     if name == "matmul" and out.dtype.kind == "f" and all(
             isinstance(a, (Var, Const)) and a.dtype == out.dtype and len(a.shape) == 2
             for a in ins) and ins[0].shape[1] == 1 and ins[1].shape[0] == 1:
@@ -357,6 +362,48 @@ def _merged_scatters(e: Eqn, s: Eqn, t: Eqn) -> Eqn | None:
         return None
     return _Pair(Eqn(e.prim, (a, b), Var(-e.out.n, a.shape, a.dtype), {}),
                  Eqn(s.prim, (None,), e.out, s.params))
+
+
+def _span(idx: Any) -> tuple[int, int] | None:
+    """``(start, stop)`` of an index ``(..., start:stop)`` on the last axis, else None."""
+    if not (isinstance(idx, tuple) and len(idx) == 2 and idx[0] is Ellipsis
+            and isinstance(idx[1], slice) and idx[1].step in (None, 1)):
+        return None
+    return idx[1].start or 0, idx[1].stop
+
+
+def _pieces(e: Eqn, made: dict[Var, Eqn]) -> dict[tuple[int, int], Atom] | None:
+    """The parts laid side by side on the last axis by ``e``: a ``concatenate`` there, or
+    a sum of ``scatter_add``s into disjoint slices (the adjoint of taking those slices),
+    as ``{(start, stop): part}``; None for anything else."""
+    if e.prim.name == "concatenate" and e.params.get("axis") in (-1, len(e.out.shape) - 1):
+        parts, start = {}, 0
+        for a in e.inputs:
+            if not isinstance(a, (Var, Const)) or not a.shape:
+                return None
+            parts[start, start + a.shape[-1]] = a
+            start += a.shape[-1]
+        return parts
+    if e.prim.name == "scatter_add":
+        span = _span(e.params["idx"])
+        return None if span is None else {span: e.inputs[0]}
+    if e.prim.name == "add" and all(isinstance(a, Var) and a in made for a in e.inputs):
+        left, right = (_pieces(made[a], made) for a in e.inputs)
+        if left is None or right is None or any(a < d and c < b for a, b in left
+                                                for c, d in right):
+            return None  # (overlapping slices add up: no one part is the sum there)
+        return {**left, **right}
+    return None
+
+
+def _piece(idx: Any, whole: Eqn, made: dict[Var, Eqn], out: Var) -> Atom | None:
+    """``whole[..., a:b]`` where ``whole`` lays its parts side by side (:func:`_pieces`)
+    and one part spans exactly a:b: that part. Taking a tree of arrays apart after
+    ravelling it into one vector (and its adjoint) then costs nothing."""
+    span = _span(idx)
+    parts = None if span is None else _pieces(whole, made)
+    part = None if parts is None else parts.get(span)
+    return part if part is not None and _same(part, out) else None
 
 
 class _Pair(tuple):
