@@ -62,6 +62,28 @@ def spirals(n: int = 900, classes: int = 3, noise: float = 0.2,
     return np.concatenate(X)[order], np.concatenate(y)[order]
 
 
+def shapes(n: int = 240, noise: float = 0.3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` single-channel 8x8 images ``(n, 1, 8, 8)`` of three classes, ``y`` (n,): a
+    horizontal bar (0), a vertical bar (1) or a diagonal (2), five pixels long at a random
+    place, in Gaussian noise of standard deviation ``noise``: a task a small CNN learns.
+
+    >>> X, y = shapes(6, seed=1)
+    >>> X.shape, sorted(set(y.tolist())) <= [0, 1, 2]
+    ((6, 1, 8, 8), True)
+    """
+    _check(n, noise)
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, n)
+    images = noise * rng.standard_normal((n, 1, 8, 8))
+    k = np.arange(5)
+    for i, c in enumerate(labels):
+        at, start = rng.integers(1, 7), rng.integers(0, 3)
+        rows, cols = ((at, start + k) if c == 0 else (start + k, at) if c == 1
+                      else (start + k, (at + k) % 8))
+        images[i, 0, rows, cols] += 1.0
+    return images, labels
+
+
 def regression_curve(n: int = 200, noise: float = 0.1,
                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Noisy samples of ``y = sin(1.5 x) + 0.3 x`` at x uniform in [-3, 3]:

@@ -11,23 +11,7 @@ import numpy as np
 
 import diffkit as dk
 from diffkit import nn, optim
-
-
-def shapes(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` images ``(n, 1, 8, 8)`` of three classes, with Gaussian noise of sd 0.3."""
-    r = np.random.default_rng(seed)
-    labels = r.integers(0, 3, n)
-    images = 0.3 * r.standard_normal((n, 1, 8, 8))
-    for i, c in enumerate(labels):
-        at, start = r.integers(1, 7), r.integers(0, 3)
-        if c == 0:
-            images[i, 0, at, start:start + 5] += 1.0
-        elif c == 1:
-            images[i, 0, start:start + 5, at] += 1.0
-        else:
-            k = np.arange(5)
-            images[i, 0, start + k, (at + k) % 8] += 1.0
-    return images, labels
+from diffkit.data import shapes
 
 
 def cnn() -> nn.Module:

@@ -545,3 +545,18 @@ def test_module_doctests() -> None:
     for module in (nn, data):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_gradient_flow_through_a_cnn_vanishes_unless_normalized_or_residual() -> None:
+    from diffkit.bench.training import make_cnn, mean_norms
+
+    X, y = data.shapes(16, seed=0)
+    setup = {"seed": 0, "seeds": 2, "channels": 4}
+    ratio = {a: (lambda n: n[0] / n[-1])(mean_norms(setup, 8, "tanh", a, "default", X, y, "cnn"))
+             for a in ("plain", "batchnorm", "residual")}
+    assert ratio["plain"] < 0.01 and ratio["batchnorm"] > 1 and ratio["residual"] > 0.1
+    model = make_cnn(3, 2, "relu", "batchnorm", np.random.default_rng(0))
+    kinds = [type(m).__name__ for m in model.modules()]
+    assert kinds.count("Conv2d") == 3 and kinds.count("BatchNorm2d") == 3
+    with pytest.raises(dk.DiffkitError, match="unknown CNN architecture 'layernorm'"):
+        make_cnn(3, 2, "relu", "layernorm", np.random.default_rng(0))

@@ -7,6 +7,8 @@ training runs with gradient clipping. The figures are drawn by
 >>> model = make_model(3, 8, "tanh", "plain", "default", np.random.default_rng(0))
 >>> len(linears(model))
 4
+>>> len(weighted(make_cnn(3, 4, "relu", "residual", np.random.default_rng(0))))
+4
 """
 
 from __future__ import annotations
@@ -52,8 +54,36 @@ def make_model(depth: int, width: int, activation: str, architecture: str, init:
     return model
 
 
+CNN_ARCHITECTURES = ("plain", "batchnorm", "residual", "residual+batchnorm")
+
+
+def make_cnn(depth: int, channels: int, activation: str, architecture: str,
+             rng: np.random.Generator) -> nn.Sequential:
+    """8x8 images, 1 channel -> ``depth`` 3x3 convolutions of ``channels`` channels ->
+    global average pool -> 3 classes: plain (conv, act), batchnorm (conv, BatchNorm2d,
+    act), residual (x + act(conv(x)) after the first) or both (x + act(BN(conv(x))))."""
+    act = ACTIVATIONS[activation]
+    if architecture not in CNN_ARCHITECTURES:
+        raise DiffkitError(f"unknown CNN architecture {architecture!r}; use one of "
+                           f"{', '.join(CNN_ARCHITECTURES)}")
+    norm = [nn.BatchNorm2d(channels)] if "batchnorm" in architecture else []
+    layers: list[nn.Module] = [nn.Conv2d(1, channels, 3, padding=1, rng=rng), *norm, act()]
+    for _ in range(depth - 1):
+        norm = [nn.BatchNorm2d(channels)] if "batchnorm" in architecture else []
+        block = [nn.Conv2d(channels, channels, 3, padding=1, rng=rng), *norm, act()]
+        layers += [nn.Residual(nn.Sequential(*block))] if architecture.startswith("residual") \
+            else block
+    layers += [nn.AvgPool2d(8), nn.Flatten(), nn.Linear(channels, 3, rng=rng)]
+    return nn.Sequential(*layers)
+
+
 def linears(model: nn.Module) -> list[nn.Linear]:
     return [m for m in model.modules() if isinstance(m, nn.Linear)]
+
+
+def weighted(model: nn.Module) -> list[nn.Module]:
+    """The layers with a weight (Linear, convolutions), input side first."""
+    return [m for m in model.modules() if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d))]
 
 
 def initialize(model: nn.Module, init: str, rng: np.random.Generator) -> None:
@@ -73,9 +103,9 @@ def initialize(model: nn.Module, init: str, rng: np.random.Generator) -> None:
 
 
 def layer_norms(model: nn.Module, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """||dL/dW_l|| for every Linear layer, input side first (one backward pass), seen by
-    gradient hooks on the weights as the gradients flow back."""
-    layers = linears(model)
+    """||dL/dW_l|| for every layer with a weight (Linear, convolution), input side first
+    (one backward pass), seen by gradient hooks on the weights as the gradients flow back."""
+    layers = weighted(model)
     norms = np.zeros(len(layers))
 
     def watch(k: int) -> Any:
@@ -93,12 +123,16 @@ def layer_norms(model: nn.Module, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def mean_norms(setup: dict, depth: int, activation: str, architecture: str, init: str,
-               X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Geometric mean of the per-layer norms over ``setup['seeds']`` initializations."""
+               X: np.ndarray, y: np.ndarray, network: str = "mlp") -> np.ndarray:
+    """Geometric mean of the per-layer norms over ``setup['seeds']`` initializations
+    (``network``: "mlp" of ``setup['width']``, or "cnn" of ``setup['channels']``, default
+    init)."""
     logs = []
     for s in range(setup["seeds"]):
         rng = np.random.default_rng((setup["seed"], s, depth))
-        model = make_model(depth, setup["width"], activation, architecture, init, rng)
+        model = (make_cnn(depth, setup["channels"], activation, architecture, rng)
+                 if network == "cnn" else
+                 make_model(depth, setup["width"], activation, architecture, init, rng))
         with np.errstate(divide="ignore"):
             logs.append(np.log(layer_norms(model, X, y)))
     return np.exp(np.mean(logs, axis=0))

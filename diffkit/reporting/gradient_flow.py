@@ -65,12 +65,13 @@ def each_line(fig_spec: dict, ax_row: Any, curve: Callable[[dict[str, str]], tup
 def layer_profile(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
     def curve(s: dict[str, str]) -> tuple:
         norms = mean_norms(setup, fig_spec["depth"], s["activation"], s["architecture"],
-                           s["init"], X, y)
+                           s["init"], X, y, fig_spec.get("network", "mlp"))
         return np.arange(1, len(norms) + 1), norms, norms.tolist()
 
     results = each_line(fig_spec, ax_row, curve)
+    layer = "convolution or Linear" if fig_spec.get("network") == "cnn" else "Linear"
     for ax in ax_row:
-        ax.set(xlabel="Linear layer (1 = input side)", ylabel="‖∂L/∂W_l‖")
+        ax.set(xlabel=f"{layer} layer (1 = input side)", ylabel="‖∂L/∂W_l‖")
     return results
 
 
@@ -186,7 +187,9 @@ def run(spec: dict[str, Any], out: Path, only: list[str] | None = None,
     results, md = {"setup": setup}, ["# Gradient flow figures\n"]
     for fig_spec in figures:
         t = time.perf_counter()
-        results[fig_spec["name"]] = make_figure(fig_spec, setup, X, y, out)
+        inputs = (data.shapes(fig_spec.get("batch", setup["batch"]), seed=setup["seed"])
+                  if fig_spec.get("network") == "cnn" else (X, y))  # 8x8 images for a CNN
+        results[fig_spec["name"]] = make_figure(fig_spec, setup, *inputs, out)
         md.append(f"## {fig_spec['title']}\n\n![{fig_spec['name']}]({fig_spec['name']}.png)\n\n"
                   f"{caption_text(fig_spec, setup)}\n")
         log(f"{fig_spec['name']}.png  ({time.perf_counter() - t:.1f} s)")
