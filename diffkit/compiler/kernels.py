@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import math
 import os
 import sys
 import tempfile
@@ -49,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from .codegen import INFIX, MATH, _Writer, compile_source
-from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
-                     root_shape)
+from . import formulas
+from .codegen import _Writer, compile_source
+from .fusion import VIEWS, FusionPlan, Kernel, basic_index, fuse, operand_index, root_shape
 from .ir import Atom, Const, Eqn, Graph, Var
 from .llvm_kernels import lower, lowerable
 
@@ -60,10 +59,6 @@ MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program 
            "pip install diffkit[jit]")
 _said_missing = False
 _modules: dict[str, Any] = {}  # source hash -> imported kernel module (this process)
-
-UNARY = {"neg": "-{0}", "sigmoid": "1.0 / (1.0 + np.exp(-{0}))", "abs": "abs({0})"}
-SYMBOLS = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
-           "equal": "==", "not_equal": "!="}
 
 
 def numba_or_none() -> Any:
@@ -91,16 +86,6 @@ def _text(ix: tuple) -> str:
         return str(ix[1])
     off = ix[2]
     return f"i{ix[1]}" + (f" + {off}" if off > 0 else f" - {-off}" if off < 0 else "")
-
-
-def _literal(v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return repr(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return repr(int(v))
-    v = float(v)
-    return repr(v) if math.isfinite(v) else ("np.nan" if math.isnan(v) else
-                                            ("np.inf" if v > 0 else "-np.inf"))
 
 
 class KernelWriter:
@@ -146,12 +131,12 @@ class KernelWriter:
     def value(self, a: Atom, idx: Index) -> str:
         """Source for the element of ``a`` at ``idx`` (a name or a literal)."""
         if isinstance(a, Const) and np.ndim(a.value) == 0:
-            return _literal(a.value)
+            return formulas.literal(formulas.constant(a))
         if not isinstance(a, (Var, Const)):
-            return _literal(a)
+            return formulas.literal(formulas.constant(a))
         if isinstance(a, Var) and self.recomputed(a):
             e = self.plan.fusible[a]
-            if e.prim.name not in ELEMENTWISE:  # a view or a slice's adjoint: no new value
+            if e.prim.name in VIEWS:  # a view or a slice's adjoint: no new value
                 return self.compute(e, idx)
             key = (a, idx)
             name = self.known(key)
@@ -169,21 +154,10 @@ class KernelWriter:
     # ---------------------------------------------------------------- equations
     def compute(self, e: Eqn, idx: Index) -> str:
         name = e.prim.name
-        if name in ELEMENTWISE:
+        f = formulas.of(e)
+        if f is not None:
             args = [self.value(a, operand_index(e, k, idx)) for k, a in enumerate(e.inputs)]
-            if name == "select":
-                return f"({args[1]} if {args[0]} else {args[2]})"
-            if name == "power" and e.inputs[1] == 2:
-                return f"{args[0]} * {args[0]}"
-            if name in INFIX:
-                return f"{args[0]} {INFIX[name]} {args[1]}"
-            if name in SYMBOLS:
-                return f"{args[0]} {SYMBOLS[name]} {args[1]}"
-            if name in UNARY:
-                return UNARY[name].format(*args)
-            if e.prim.ufunc in MATH and len(args) == 1 and _all_f64(e):
-                return f"{MATH[e.prim.ufunc]}({args[0]})"
-            return f"np.{e.prim.ufunc.__name__}({', '.join(args)})"
+            return formulas.python(f, args, _all_f64(e))
         if name == "broadcast_to":
             return self.value(e.inputs[0], operand_index(e, 0, idx))
         x = e.inputs[0]
@@ -421,8 +395,13 @@ def cache_dir() -> Path:
 def _load(kernels: list[str], parallel: bool) -> Any:
     """Import the kernels' module (written once per source, keyed by its hash)."""
     deco = f"@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{', parallel=True' if parallel else ''})\n"
-    text = "import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n" + "\n\n".join(
-        deco + k for k in kernels)
+    return import_source("import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n"
+                         + "\n\n".join(deco + k for k in kernels))
+
+
+def import_source(text: str) -> Any:
+    """Import generated module source from a file in :func:`cache_dir` named by its hash
+    (so Numba's ``cache=True`` keeps machine code beside it), once per process."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     if digest in _modules:
         return _modules[digest]

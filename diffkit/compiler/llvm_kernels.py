@@ -60,22 +60,15 @@ from typing import Any
 
 import numpy as np
 
+from ..primitives.lowering import OPS
+
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 
 #: how often this process compiled a kernel, and loaded one from the disk cache
 STATS = {"compiled": 0, "loaded": 0}
 
-# math / numpy function -> LLVM intrinsic (on double) or C library function
-INTRINSIC = {"exp": "llvm.exp.f64", "log": "llvm.log.f64", "log2": "llvm.log2.f64",
-             "log10": "llvm.log10.f64", "sin": "llvm.sin.f64", "cos": "llvm.cos.f64",
-             "sqrt": "llvm.sqrt.f64", "fabs": "llvm.fabs.f64", "absolute": "llvm.fabs.f64",
-             "abs": "llvm.fabs.f64", "power": "llvm.pow.f64", "pow": "llvm.pow.f64"}
-LIBM = {"tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
-        "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
-        "log1p": "log1p", "expm1": "expm1", "arcsin": "asin", "arccos": "acos",
-        "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-        "atan2": "atan2", "arctan2": "atan2", "hypot": "hypot"}
-ARITY2 = {"power", "pow", "atan2", "arctan2", "hypot", "maximum", "minimum"}
+# a C library function as kernels spell it (math.exp, np.cbrt, abs) -> its operation
+CALLS = {op.py: op for op in OPS.values() if op.kind == "call"}
 FLOAT_OPS = {ast.Add: "fadd", ast.Sub: "fsub", ast.Mult: "fmul", ast.Div: "fdiv"}
 INT_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}
 FCMP = {ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole", ast.Eq: "oeq",
@@ -306,8 +299,6 @@ class _Lowering:
         if op in FLOAT_OPS:
             return self.emit(f"{FLOAT_OPS[op]} double {self.as_double(a)}, "
                              f"{self.as_double(b)}", "double")
-        if op is ast.Pow:
-            return self.intrinsic("power", [self.as_double(a), self.as_double(b)])
         raise Unsupported("binary operator")
 
     def compare(self, op: ast.cmpop, a: tuple[str, str], b: tuple[str, str]
@@ -321,39 +312,19 @@ class _Lowering:
 
     def function(self, e: ast.Call) -> tuple[str, str]:
         f = e.func
-        if isinstance(f, ast.Name) and f.id == "abs":
-            name = "abs"
-        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
-                and f.value.id in ("np", "math"):
-            name = f.attr
+        if isinstance(f, ast.Name):
+            name = f.id
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            name = f"{f.value.id}.{f.attr}"
         else:
             raise Unsupported("call")
-        if len(e.args) != (2 if name in ARITY2 else 1):
+        op = CALLS.get(name)
+        if op is None:
+            raise Unsupported(f"function {name}")
+        if len(e.args) != op.arity:
             raise Unsupported(f"{name} of {len(e.args)} arguments")
         args = [self.as_double(self.expr(a)) for a in e.args]
-        if name in ("maximum", "minimum"):  # numpy's: NaN if either is NaN
-            a, b = args
-            nan = self.emit(f"fcmp uno double {a}, {a}", "i1")[0]
-            keep = self.emit(f"fcmp {'oge' if name == 'maximum' else 'ole'} double {a}, {b}",
-                             "i1")[0]
-            other = self.emit(f"select i1 {keep}, double {a}, double {b}", "double")[0]
-            return self.emit(f"select i1 {nan}, double {a}, double {other}", "double")
-        if name == "sign":  # numpy's: 1, -1, 0 for +-0, NaN for NaN
-            x, one = args[0], _double(1.0)
-            pos = self.emit(f"fcmp ogt double {x}, 0.0", "i1")[0]
-            neg = self.emit(f"fcmp olt double {x}, 0.0", "i1")[0]
-            zero = self.emit(f"fcmp oeq double {x}, 0.0", "i1")[0]
-            v = self.emit(f"select i1 {zero}, double 0.0, double {x}", "double")[0]
-            v = self.emit(f"select i1 {neg}, double {_double(-1.0)}, double {v}", "double")[0]
-            return self.emit(f"select i1 {pos}, double {one}, double {v}", "double")
-        return self.intrinsic(name, args)
-
-    def intrinsic(self, name: str, args: list[str]) -> tuple[str, str]:
-        if name in INTRINSIC:
-            return self.call(INTRINSIC[name], args)
-        if name in LIBM:
-            return self.call(LIBM[name], args)
-        raise Unsupported(f"function {name}")
+        return self.call(op.llvm or op.c, args)
 
     def address(self, e: ast.Subscript) -> tuple[str, np.dtype]:
         """Pointer to the element ``aN[i, j]`` of a C-contiguous array, and its dtype."""
