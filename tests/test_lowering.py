@@ -159,3 +159,31 @@ def test_a_literal_exponent_takes_numpys_shortcut(exponent, monkeypatch):
             with np.errstate(all="ignore"):
                 assert_same(f(x), want, ulps, f"x ** {exponent!r}")
             assert f.program(x).fusion.endswith("[numba]" if numba else "[llvm]")
+
+
+# ---------------------------------------------------------------- diffkit rules NAME
+
+
+def test_rules_shows_each_target_and_its_lines_compute_numpys_value(capsys):
+    import math
+
+    from test_cli import run
+
+    code, out, _ = run(capsys, "rules", "sigmoid")
+    assert code == 0 and "scalar formula: add(mul(0.5, tanh(mul(0.5, x0))), 0.5)" in out
+    assert "numpy (unfused program): sigmoid(x0), its implementation" in out
+    assert "fused kernel, LLVM route (float64): inline arithmetic, calls @tanh" in out
+    assert "  r3 = tanh(r2)" in out and "within 3 ulps" in out
+    line = out.split("plain floats (and Numba on float64): ")[1].splitlines()[0]
+    for x0 in (-3.0, 0.25, 7.5):  # the printed formula is what numpy computes (its bound)
+        got = eval(line, {"math": math, "np": np, "x0": x0})  # noqa: S307 (our own output)
+        assert abs(got - (0.5 * np.tanh(0.5 * x0) + 0.5)) <= 3 * np.spacing(0.5)
+    code, out, _ = run(capsys, "rules", "power")
+    assert "scalar formula: pow(x0, x1)" in out and "numpy (unfused program): x0 ** x1" in out
+    assert "calls @llvm.pow.f64" in out and "  r2 = pow(r0, r1)" in out
+    code, out, _ = run(capsys, "rules", "mod")
+    assert out.count("fmod(r0, r1)") == 1 and "bit for bit" in out  # m computed once
+    code, out, _ = run(capsys, "rules", "erf")
+    assert code == 0 and "not in fused kernels nor on the tape VM: scipy.special's" in out
+    code, out, _ = run(capsys, "rules", "matmul")
+    assert code == 0 and "not in fused kernels nor on the tape VM: not elementwise" in out

@@ -170,16 +170,18 @@ def encode(graph: Graph) -> Bytecode | None:
     value: dict[Var, Any] = {v: v for v in graph.inputs}
     consts: dict[bytes, None] = {}           # constants by their bits (0.0 and -0.0 apart)
 
-    def lay(f: ScalarExpr, operands: list[Any]) -> Any:
+    def lay(f: ScalarExpr, operands: list[Any], done: dict[int, Any]) -> Any:
+        """The rows of ``f``: a subtree a formula shares (``m`` in numpy's mod) once."""
         if f.op == "arg":
             return operands[f.value]
         if f.op == "const":
             bits = np.float64(f.value).tobytes()
             consts[bits] = None
             return ("c", bits)
-        ins = [lay(a, operands) for a in f.args]
-        rows.append((f.op, ins))
-        return len(rows) - 1
+        if id(f) not in done:
+            rows.append((f.op, [lay(a, operands, done) for a in f.args]))
+            done[id(f)] = len(rows) - 1
+        return done[id(f)]
 
     for e in graph.eqns:
         f = formulas.of(e)
@@ -190,8 +192,8 @@ def encode(graph: Graph) -> Bytecode | None:
             v = _number(a) if not isinstance(a, Var) else None
             if v is None and not isinstance(a, Var):
                 return None
-            operands.append(value[a] if isinstance(a, Var) else lay(ScalarExpr.const(v), []))
-        value[e.out] = lay(f, operands)
+            operands.append(value[a] if isinstance(a, Var) else lay(ScalarExpr.const(v), [], {}))
+        value[e.out] = lay(f, operands, {})
     base = len(graph.inputs)
     const_reg = {bits: base + k for k, bits in enumerate(consts)}
     first = base + len(consts)

@@ -215,9 +215,9 @@ def _extremum(compare: str) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
 def _mod(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr:
     """numpy's remainder (``npy_remainder``): fmod, then the sign of the divisor."""
     m = apply("fmod", a, b)
-    differs = apply("select", apply("less", b, 0.0),
-                    apply("select", apply("less", m, 0.0), m, m + b),
-                    apply("select", apply("less", m, 0.0), m + b, m))
+    negative, shifted = apply("less", m, 0.0), m + b
+    differs = apply("select", apply("less", b, 0.0), apply("select", negative, m, shifted),
+                    apply("select", negative, shifted, m))
     return apply("select", apply("equal", b, 0.0), m, apply(
         "select", apply("equal", m, 0.0), apply("copysign", 0.0, b), differs))
 
