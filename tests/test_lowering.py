@@ -187,3 +187,15 @@ def test_rules_shows_each_target_and_its_lines_compute_numpys_value(capsys):
     assert code == 0 and "not in fused kernels nor on the tape VM: scipy.special's" in out
     code, out, _ = run(capsys, "rules", "matmul")
     assert code == 0 and "not in fused kernels nor on the tape VM: not elementwise" in out
+
+
+def test_the_entry_docs_architecture_shows_is_the_registrys():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "architecture.md").read_text()
+    source = " ".join((root / "diffkit" / "primitives" / "lowering.py").read_text().split())
+    block = re.search(r'```python\n( *"sigmoid": Lowering\(.*?)```', doc, re.DOTALL).group(1)
+    assert " ".join(block.split()) in source
+    assert '"expm1": "expm1"' in source and '"expm1": "expm1"' in doc
