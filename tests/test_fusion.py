@@ -180,12 +180,31 @@ def test_non_contiguous_inputs_are_compiled_for_their_layout():
 
 
 @needs_numba
-def test_parallel_kernels_give_the_same_gradient():
+def test_parallel_threads_only_loops_that_gain_and_gives_the_same_values():
+    """Rosenbrock's gradient is memory-bound: one LLVM thread even with parallel=True; ten
+    nested sines over 2^17 elements are compute-bound: a prange, the same numbers."""
     par = backend("compiled", fuse=True, parallel=True)
     x = np.random.default_rng(9).uniform(-1, 1, 500)
     g = dk.grad(rosenbrock, backend=par)(x)
-    assert "prange(" in par.last.kernel_source and "parallel=True" not in par.last.source
+    assert "prange(" not in par.last.kernel_source and par.last.fusion.endswith("[llvm]")
     assert_close(g, rosenbrock_grad(x), rtol=1e-13)
+
+    def nested(x):
+        for _ in range(10):
+            x = dnp.sin(x)
+        return x
+
+    x = np.random.default_rng(10).uniform(-3, 3, 2**17)
+    threads = dk.jit(nested, parallel=True)
+    y = threads(x)
+    assert threads.program(x).fusion.endswith("[numba prange]")
+    assert "prange(" in threads.program(x).kernel_source
+    assert "parallel=True" not in threads.program(x).source
+    expected = x
+    for _ in range(10):
+        expected = np.sin(expected)
+    np.testing.assert_array_equal(y, dk.jit(nested)(x))  # the one-thread LLVM kernel
+    np.testing.assert_array_equal(y, expected)  # numpy's sin is the C library's here
 
 
 @needs_numba

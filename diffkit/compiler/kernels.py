@@ -17,15 +17,22 @@ and there is one loop body to compile, not two:
 
 :func:`.kernel_ir.build` writes that loop once, as a typed list of operations (the one
 place where the fusion's indexing becomes code), and one of two renderers compiles it. A
-float64 kernel (float64 or boolean arrays, float64 numbers, not ``parallel``) goes to
+float64 kernel (float64 or boolean arrays, float64 numbers, one thread) goes to
 :mod:`.llvm_kernels`, which writes LLVM IR: no Numba typing or lowering, a fifth of
-Numba's setup time. Any other kernel (float32, integers, ``parallel=True``) is written
+Numba's setup time. Any other kernel (float32, integers, threads) is written
 here as Python source (:func:`numba_source`, the loop above) and compiled by Numba as
 ``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``; for it the kernel is
 kept lean: no array allocated inside (no runtime calls), float64 functions as
 :mod:`math` calls (simpler to type than numpy's ufuncs, the same machine code), numbers
 in the kernel's float32 where it computes in float32. The fusion report names the route
 per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
+
+``parallel=True`` splits a kernel's outer loop over threads (a Numba ``prange``) only
+where that gains (:func:`threads_pay`): a large loop with enough C library calls (``exp``,
+``sin`` ...) per element for the work to be compute, not memory traffic. A memory-bound
+loop such as Rosenbrock's gradient gains nothing from a second core of a machine whose
+one core already takes the memory bandwidth, and would pay the threads' start: it stays
+the one-thread LLVM kernel.
 
 The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
 code of :mod:`.codegen`. Both routes cache machine code in diffkit's cache folder
@@ -76,6 +83,38 @@ def numba_or_none() -> Any:
             warnings.warn(MISSING, RuntimeWarning, stacklevel=3)
         return None
     return numba
+
+
+#: parallel=True threads a kernel over at least this many elements ...
+PARALLEL_MIN_SIZE = 100_000
+#: ... with at least one C library call (~10-20 ns each) per this many array elements it
+#: reads or writes (~1 ns each at one core's memory bandwidth)
+ACCESSES_PER_CALL = 4
+#: functions of a few cycles, which do not make a loop compute-bound
+CHEAP_CALLS = {"fabs", "floor", "ceil", "rint", "copysign", "sqrt"}
+
+
+def threads_pay(ir: KernelIR) -> bool:
+    """Whether splitting the kernel's outer loop over threads gains: enough elements, and
+    enough transcendental work per memory access (see :data:`ACCESSES_PER_CALL`).
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.interpreters.tracer import trace
+    >>> def ir(f, n):
+    ...     plan = fuse(trace(f, (np.ones(n),)))
+    ...     return build(plan, plan.kernels[0])
+    >>> threads_pay(ir(lambda x: dnp.sin(dnp.exp(x)) * x, 10**6))
+    True
+    >>> threads_pay(ir(lambda x: x[1:] * x[:-1] + 1.0, 10**6)), threads_pay(ir(dnp.sin, 10))
+    (False, False)
+    """
+    instrs = ir.instructions()
+    calls = sum(1 for i in instrs if i.op in OPS and OPS[i.op].kind == "call"
+                and i.op not in CHEAP_CALLS)
+    accesses = sum(1 for i in instrs if i.op in ("load", "store"))
+    return int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
+        calls * ACCESSES_PER_CALL >= accesses
 
 
 def numba_source(ir: KernelIR, parallel: bool = False) -> str:
@@ -143,14 +182,15 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
             calls.append((step, None, None))
             continue
         ir = build(plan, step)
-        src = numba_source(ir, parallel)
-        fn = None if parallel else lower(ir, cache_dir())
-        step.route = "numba" if fn is None else "llvm"
+        threads = parallel and threads_pay(ir)
+        src = numba_source(ir, threads)
+        fn = None if threads else lower(ir, cache_dir())
+        step.route = "llvm" if fn is not None else "numba prange" if threads else "numba"
         kernel_src.append(src)
         if fn is None:
-            numba_src.append(src)
+            numba_src.append((src, threads))
         calls.append((step, ir, fn))
-    module = _load(numba_src, parallel) if numba_src else None
+    module = _load(numba_src) if numba_src else None
     w.ns["_s"] = _scalar
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
     for step, ir, fn in calls:
@@ -184,7 +224,9 @@ def kernel_routes(plan: FusionPlan, parallel: bool = False) -> FusionPlan:
     """``plan`` with each kernel's ``route`` as :func:`compile_plan` would take it, decided
     from the kernels' types without rendering or compiling them (``diffkit show --code``)."""
     for k in plan.kernels:
-        k.route = "llvm" if llvm_route(build(plan, k), parallel) else "numba"
+        ir = build(plan, k)
+        k.route = ("numba prange" if parallel and threads_pay(ir) else
+                   "llvm" if llvm_route(ir) else "numba")
     return plan
 
 
@@ -223,11 +265,13 @@ def cache_dir() -> Path:
         return path
 
 
-def _load(kernels: list[str], parallel: bool) -> Any:
-    """Import the kernels' module (written once per source, keyed by its hash)."""
-    deco = f"@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{', parallel=True' if parallel else ''})\n"
+def _load(kernels: list[tuple[str, bool]]) -> Any:
+    """Import the kernels' module (written once per source, keyed by its hash); a kernel
+    whose outer loop is a ``prange`` compiled with ``parallel=True``."""
+    deco = "@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{})\n"
     return import_source("import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n"
-                         + "\n\n".join(deco + k for k in kernels))
+                         + "\n\n".join(deco.format(", parallel=True" if threads else "") + k
+                                         for k, threads in kernels))
 
 
 def import_source(text: str) -> Any:
