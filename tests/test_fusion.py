@@ -311,3 +311,31 @@ def test_fusion_report_measures_each_way_and_the_floor_at_each_size(tmp_path):
     ran = "runs one compiled loop (1 kernel" if importlib.util.find_spec("numba") else \
         "ran unfused here (numba missing"
     assert ran in caption
+
+
+@needs_numba
+def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
+    """An MLP step: products into kept buffers (np.matmul(..., out=)), kernels between
+    them; the gradient against closed forms; a second call leaves the first's results."""
+    rng = np.random.default_rng(11)
+    X, y = rng.normal(size=(64, 5)), rng.normal(size=64)
+    W1, w2 = rng.normal(size=(5, 8)), rng.normal(size=8)
+
+    def loss(W1):
+        h = dnp.tanh(X @ W1)
+        return dnp.mean((h @ w2 - y) ** 2)
+
+    step = dk.jit(dk.value_and_grad(loss))
+    value, g = step(W1)
+    prog = step.program(W1)
+    assert "np.matmul(" in prog.source and "= _buffers()" in prog.source
+    h = np.tanh(X @ W1)
+    r = h @ w2 - y
+    assert_close(value, np.mean(r ** 2), rtol=1e-14)
+    assert_close(g, X.T @ ((2.0 / 64) * np.outer(r, w2) * (1.0 - h * h)), rtol=1e-12)
+    first = g.copy()
+    value2, g2 = step(W1 * 0.5)
+    np.testing.assert_array_equal(g, first)  # the caller's array was not written again
+    h2 = np.tanh(X @ (W1 * 0.5))
+    assert_close(value2, np.mean((h2 @ w2 - y) ** 2), rtol=1e-14)
+    np.testing.assert_array_equal(step(W1)[1], first)

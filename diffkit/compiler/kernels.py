@@ -50,6 +50,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -169,13 +170,58 @@ def _dtype(v: Var) -> str:
     return "bool_" if v.dtype.kind == "b" else v.dtype.name
 
 
+def _matrix_product(e: Eqn) -> bool:
+    """``e`` is a float product of two matrices (generated code writes ``a @ b``)."""
+    return e.prim.name == "matmul" and e.out.dtype.kind == "f" and all(
+        isinstance(a, (Var, Const)) and len(a.shape) == 2 for a in e.inputs)
+
+
+def held(plan: FusionPlan) -> list[Var]:
+    """The arrays the driver writes into buffers it keeps from call to call (allocated
+    once per program and thread): those a kernel or a matrix product writes that only
+    kernels and matrix products read. Never an output: an array handed to the caller is
+    never written again, nor is one a library call might return a view of.
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.interpreters.tracer import trace
+    >>> g = trace(lambda X, W: dnp.tanh(X @ W + 1.0) @ W.T, (np.ones((4, 3)), np.ones((3, 2))))
+    >>> [str(v.shape) for v in held(fuse(g))]
+    ['(4, 2)', '(4, 2)']
+    """
+    graph = plan.graph
+    made = {v for k in plan.kernels for v in k.outputs}
+    made |= {e.out for e in plan.library if _matrix_product(e)}
+    blocked = {a for a in graph.outputs if isinstance(a, Var)}
+    blocked |= {a for e in plan.library if not _matrix_product(e) for a in e.inputs
+                if isinstance(a, Var)}
+    return [e.out for e in graph.eqns if e.out in made - blocked]
+
+
+def _buffers(values: list[Var]) -> Callable[[], tuple[np.ndarray, ...]]:
+    """A function giving this thread's buffers for ``values`` (made at its first call)."""
+    local = threading.local()
+    specs = [(tuple(v.shape), v.dtype) for v in values]
+
+    def buffers() -> tuple[np.ndarray, ...]:
+        try:
+            return local.arrays
+        except AttributeError:
+            local.arrays = tuple(np.empty(shape, dtype) for shape, dtype in specs)
+            return local.arrays
+    return buffers
+
+
 def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
                  ) -> tuple[str, dict[str, Any], Callable[..., tuple]]:
     """``(driver source, kernel source, the driver)``: the kernels (through LLVM IR where
-    :mod:`.llvm_kernels` maps them, else Numba) and the numpy lines around them. Each
+    :mod:`.llvm_kernels` maps them, else Numba) and the numpy lines around them, in one
+    straight-line function; intermediate arrays go to buffers kept across calls
+    (:func:`held`), matrix products into theirs (``np.matmul(a, b, out=v3)``). Each
     kernel's ``route`` says which compiled it. Needs numba (see :func:`numba_or_none`)."""
     graph = plan.graph
     w = _Writer(graph)
+    kept = held(plan)
     kernel_src, numba_src, calls = [], [], []
     for step in plan.steps:
         if isinstance(step, Eqn):
@@ -191,9 +237,15 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
             numba_src.append((src, threads))
         calls.append((step, ir, fn))
     module = _load(numba_src) if numba_src else None
-    w.ns["_s"] = _scalar
+    w.ns["_s"], w.ns["_buffers"] = _scalar, _buffers(kept)
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
+    if kept:
+        lines.append(f"    {', '.join(w.names[v] for v in kept)}, = _buffers()")
     for step, ir, fn in calls:
+        if ir is None and step.out in kept:
+            a, b = (w.atom(x) for x in step.inputs)
+            lines.append(f"    np.matmul({a}, {b}, out={w.names[step.out]})")
+            continue
         if ir is None:
             lines.append(f"    {w.names[step.out]} = {w.expr(step)}")
             continue
@@ -208,7 +260,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         w.ns[step.name] = fn
         outs = [w.names[v] for v in step.outputs]
         lines += [f"    {o} = np.empty({v.shape!r}, np.{_dtype(v)})"
-                  for o, v in zip(outs, step.outputs)]
+                  for o, v in zip(outs, step.outputs) if v not in kept]
         call = (f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
                 f" [{step.route}]")
         sums = [w.names[e.out] for e in step.reductions]
