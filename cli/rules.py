@@ -13,7 +13,10 @@ import click
               help="List the primitives and the diffkit.numpy functions, grouped.")
 def rules(primitive: str | None, list_: bool) -> None:
     """Print PRIMITIVE's numpy implementation, sympy translation, and its forward (JVP)
-    and reverse (VJP) rules, from the source of its one entry in the primitive table.
+    and reverse (VJP) rules, from the source of its one entry in the primitive table;
+    then how the compiler runs it on each target (its scalar formula in the lowering
+    registry, the numpy call, the LLVM and Numba kernel routes, the tape VM's rows), or
+    why it stays a library call.
     Without PRIMITIVE (or with --list), list the primitives and the functions of
     diffkit.numpy and diffkit.scipy.special, grouped by family.
 
@@ -23,6 +26,7 @@ def rules(primitive: str | None, list_: bool) -> None:
     \b
     Examples:
       diffkit rules sin
+      diffkit rules sigmoid
       diffkit rules mul
       diffkit rules --list
     """
@@ -38,6 +42,7 @@ def rules(primitive: str | None, list_: bool) -> None:
     derivative = _unary_derivative(primitive)
     if derivative is not None:
         click.echo(_unary_modes(primitive, derivative, parts))
+        click.echo(_compiled(primitive))
         return
     titles = {"numpy": "numpy implementation", "sympy": "sympy translation",
               "jvp": "JVP rule (forward mode)", "vjp": "VJP rule (reverse mode)"}
@@ -50,6 +55,18 @@ def rules(primitive: str | None, list_: bool) -> None:
         click.echo(f"# {', '.join(names)}")
         click.echo(body)
         click.echo()
+    click.echo(_compiled(primitive))
+
+
+def _compiled(name: str) -> str:
+    """The compiler's targets for primitive ``name`` (diffkit/primitives/lowering.py)."""
+    from diffkit import primitives
+    from diffkit.compiler.show import compiled_rules
+
+    prim = primitives.table()[name]
+    arity = len(prim.vjp) if isinstance(prim.vjp, (tuple, list)) else 1
+    return "\n".join(["# compiled: how each target of the compiler runs it "
+                      "(diffkit/primitives/lowering.py)", *compiled_rules(prim, arity)])
 
 
 def _unary_derivative(name: str) -> str | None:

@@ -180,12 +180,31 @@ def test_non_contiguous_inputs_are_compiled_for_their_layout():
 
 
 @needs_numba
-def test_parallel_kernels_give_the_same_gradient():
+def test_parallel_threads_only_loops_that_gain_and_gives_the_same_values():
+    """Rosenbrock's gradient is memory-bound: one LLVM thread even with parallel=True; ten
+    nested sines over 2^17 elements are compute-bound: a prange, the same numbers."""
     par = backend("compiled", fuse=True, parallel=True)
     x = np.random.default_rng(9).uniform(-1, 1, 500)
     g = dk.grad(rosenbrock, backend=par)(x)
-    assert "prange(" in par.last.kernel_source and "parallel=True" not in par.last.source
+    assert "prange(" not in par.last.kernel_source and par.last.fusion.endswith("[llvm]")
     assert_close(g, rosenbrock_grad(x), rtol=1e-13)
+
+    def nested(x):
+        for _ in range(10):
+            x = dnp.sin(x)
+        return x
+
+    x = np.random.default_rng(10).uniform(-3, 3, 2**17)
+    threads = dk.jit(nested, parallel=True)
+    y = threads(x)
+    assert threads.program(x).fusion.endswith("[numba prange]")
+    assert "prange(" in threads.program(x).kernel_source
+    assert "parallel=True" not in threads.program(x).source
+    expected = x
+    for _ in range(10):
+        expected = np.sin(expected)
+    np.testing.assert_array_equal(y, dk.jit(nested)(x))  # the one-thread LLVM kernel
+    np.testing.assert_array_equal(y, expected)  # numpy's sin is the C library's here
 
 
 @needs_numba
@@ -292,3 +311,31 @@ def test_fusion_report_measures_each_way_and_the_floor_at_each_size(tmp_path):
     ran = "runs one compiled loop (1 kernel" if importlib.util.find_spec("numba") else \
         "ran unfused here (numba missing"
     assert ran in caption
+
+
+@needs_numba
+def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
+    """An MLP step: products into kept buffers (np.matmul(..., out=)), kernels between
+    them; the gradient against closed forms; a second call leaves the first's results."""
+    rng = np.random.default_rng(11)
+    X, y = rng.normal(size=(64, 5)), rng.normal(size=64)
+    W1, w2 = rng.normal(size=(5, 8)), rng.normal(size=8)
+
+    def loss(W1):
+        h = dnp.tanh(X @ W1)
+        return dnp.mean((h @ w2 - y) ** 2)
+
+    step = dk.jit(dk.value_and_grad(loss))
+    value, g = step(W1)
+    prog = step.program(W1)
+    assert "np.matmul(" in prog.source and "= _buffers()" in prog.source
+    h = np.tanh(X @ W1)
+    r = h @ w2 - y
+    assert_close(value, np.mean(r ** 2), rtol=1e-14)
+    assert_close(g, X.T @ ((2.0 / 64) * np.outer(r, w2) * (1.0 - h * h)), rtol=1e-12)
+    first = g.copy()
+    value2, g2 = step(W1 * 0.5)
+    np.testing.assert_array_equal(g, first)  # the caller's array was not written again
+    h2 = np.tanh(X @ (W1 * 0.5))
+    assert_close(value2, np.mean((h2 @ w2 - y) ** 2), rtol=1e-14)
+    np.testing.assert_array_equal(step(W1)[1], first)

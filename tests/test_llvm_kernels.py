@@ -133,16 +133,28 @@ def test_float32_kernels_go_to_numba():
     assert f.program(x.astype(np.float64)).fusion.endswith("[llvm]")
 
 
-def test_unmapped_constructs_are_refused_not_guessed():
-    f64 = np.dtype(np.float64)
-    source = "def k0(a0, o0):\n    for i0 in range(3):\n        o0[i0] = math.gamma(a0[i0])\n"
-    params = [("array", f64, (3,)), ("out", f64, (3,))]
-    with pytest.raises(llvm_kernels.Unsupported, match="gamma"):
-        llvm_kernels.kernel_ir(source, params, "k0")
-    assert llvm_kernels.lower(source, params[:1], [(f64, (3,))], kernels.cache_dir()) is None
-    ints = [("array", np.dtype(np.int64), (3,)), ("out", f64, (3,))]
-    with pytest.raises(llvm_kernels.Unsupported, match="int64"):
-        llvm_kernels.kernel_ir(source.replace("math.gamma", "math.exp"), ints, "k0")
+def test_the_route_is_decided_from_the_kernels_types():
+    """A kernel's typed program goes to LLVM when its arrays are float64 or bool and it
+    runs on one thread; float32 or integer arrays go to Numba (nothing is parsed)."""
+    import math
+
+    from diffkit.compiler.kernel_ir import Instr, KernelIR, Param
+
+    def kernel(dtype):
+        body = [Instr("load", "t1", ("a0", (("i", 0, 0),)), dtype),
+                Instr("exp", "t2", ("t1",), dtype), Instr("store", None, ("o0", "t2"), dtype)]
+        return KernelIR("k0", (3,), [Param("a0", "array", dtype, (3,)),
+                                     Param("o0", "out", dtype, (3,))], body, 0, [])
+
+    f64 = kernel(np.dtype(np.float64))
+    assert llvm_kernels.llvm_route(f64) and not llvm_kernels.llvm_route(f64, parallel=True)
+    fn = llvm_kernels.lower(f64, kernels.cache_dir())
+    x, out = np.array([-1.5, 0.0, 2.25]), np.empty(3)
+    fn(x, out)
+    assert out.tolist() == [math.exp(v) for v in x]  # the C library's exp, as Numba's
+    for dtype in (np.float32, np.int64):
+        assert not llvm_kernels.llvm_route(kernel(np.dtype(dtype)))
+        assert llvm_kernels.lower(kernel(np.dtype(dtype)), kernels.cache_dir()) is None
 
 
 def test_non_contiguous_arguments_are_copied_on_the_way_in():

@@ -6,14 +6,19 @@ lowered to numpy code or fused kernels. The pipeline, one module a stage:
 * :mod:`.autodiff` — reverse mode as a graph-to-graph transformation;
 * :mod:`.passes` — fold, simplify, CSE, DCE and a buffer plan, each with counts;
 * :mod:`.fusion` — elementwise chains grouped into kernels (a fusion plan);
+* :mod:`.formulas` — an equation's scalar formula from the lowering registry
+  (:mod:`diffkit.primitives.lowering`, beside the primitive table) and its Python spelling;
 * :mod:`.codegen` — the graph as Python/numpy source, one line per equation;
-* :mod:`.kernels` — a fusion plan's kernels written out and compiled (LLVM IR or Numba);
-* :mod:`.llvm_kernels` — the LLVM IR route (llvmlite), cached on disk by hash;
+* :mod:`.kernel_ir` — each kernel as a small typed program (loads, scalar operations,
+  stores, sums, tests on the loop variables), what both renderers read;
+* :mod:`.kernels` — the Numba renderer, and the program calling a plan's kernels;
+* :mod:`.llvm_kernels` — the LLVM IR renderer (llvmlite), cached on disk by hash;
 * :mod:`.vector_math` — exp, log, log1p and tanh in LLVM IR, so that their loops vectorize;
 * :mod:`.scalar_vm` — scalar programs as bytecode for a small compiled virtual machine;
 * :mod:`.program` — one compiled program (graph, passes, code, kernels) and how to call it;
 * :mod:`.jit` — ``dk.jit`` and ``dk.make_graph``, with the program cache;
-* :mod:`.show` — the forward and adjoint programs as readable source (``diffkit show --code``).
+* :mod:`.show` — the forward and adjoint programs as readable source (``diffkit show --code``),
+  and how a primitive compiles on each target (``diffkit rules NAME``).
 
 The Backend adapter over this package is :mod:`diffkit.backends.compiled`. (Nothing is
 imported here: the tracer, an interpreter, imports :mod:`.ir` alone.)

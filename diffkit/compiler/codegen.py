@@ -35,16 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from ..primitives.lowering import numpy_call
+from . import formulas
 from .ir import Atom, Const, Eqn, Graph, Var
 
-INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "power": "**"}
-MATH = {np.sin: "math.sin", np.cos: "math.cos", np.tan: "math.tan", np.exp: "math.exp",
-        np.log: "math.log", np.sqrt: "math.sqrt", np.tanh: "math.tanh", np.sinh: "math.sinh",
-        np.cosh: "math.cosh", np.arcsin: "math.asin", np.arccos: "math.acos",
-        np.arctan: "math.atan", np.arcsinh: "math.asinh", np.arccosh: "math.acosh",
-        np.arctanh: "math.atanh", np.log1p: "math.log1p", np.expm1: "math.expm1",
-        np.log2: "math.log2", np.log10: "math.log10", np.absolute: "abs",
-        np.arctan2: "math.atan2", np.hypot: "math.hypot"}
 _ids = itertools.count(1)
 
 
@@ -124,35 +118,22 @@ class _Writer:
         return None
 
     def floats(self, e: Eqn, args: list[str]) -> str | None:
-        """The line on plain Python floats, where it differs from numpy's."""
-        name, ins = e.prim.name, e.inputs
-        if name == "power" and not (isinstance(ins[1], (int, float)) and float(ins[1]).is_integer()):
-            return f"math.pow({args[0]}, {args[1]})"  # (** would give a complex number)
-        if name == "select":
-            return f"({args[1]} if {args[0]} else {args[2]})"
-        if e.prim.ufunc in MATH and not e.params:
-            return f"{MATH[e.prim.ufunc]}({', '.join(args)})"
-        return None
+        """The line on plain Python floats: the primitive's scalar formula (the lowering
+        registry's), where it has one."""
+        f = formulas.of(e)
+        return None if f is None else formulas.python(f, args)
 
     def expr(self, e: Eqn) -> str:
         args = [self.atom(a) for a in e.inputs]
-        name = e.prim.name
         plain = self.floats(e, args) if self.scalar else self.method(e, args)
         if plain is not None:
             return plain
-        if name in INFIX:
-            return f"{args[0]} {INFIX[name]} {args[1]}"
-        if name == "neg":
-            return f"-{args[0]}"
-        if hasattr(e.prim, "symbol"):  # comparisons
-            return f"{args[0]} {e.prim.symbol} {args[1]}"
-        if name == "select":
-            return f"np.where({', '.join(args)})"
-        if e.prim.ufunc is not None and not e.params:
-            return f"np.{e.prim.ufunc.__name__}({', '.join(args)})"
-        self.ns[name] = e.prim.impl
+        template = numpy_call(e.prim.name, e.prim.ufunc)
+        if template is not None and not e.params:
+            return template.format(*args, args=", ".join(args))
+        self.ns[e.prim.name] = e.prim.impl
         params = [f"{k}={self.literal(v)}" for k, v in e.params.items()]
-        return f"{name}({', '.join(args + params)})"
+        return f"{e.prim.name}({', '.join(args + params)})"
 
 
 def generate(graph: Graph, name: str = "f", inplace: dict[Var, Var] | None = None,

@@ -33,13 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import formulas
 from .ir import Atom, Const, Eqn, Graph, Var
 
-#: elementwise primitives a kernel can compute on scalars (the rest are library calls)
-ELEMENTWISE = {"add", "sub", "mul", "div", "power", "neg", "abs", "sin", "cos", "tan", "exp",
-               "log", "sqrt", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "log1p",
-               "expm1", "maximum", "minimum", "sign", "sigmoid", "select", "greater",
-               "greater_equal", "less", "less_equal", "equal", "not_equal"}
 VIEWS = {"getitem", "broadcast_to", "scatter_add"}
 
 
@@ -53,7 +49,7 @@ class Kernel:
     outputs: list[Var] = field(default_factory=list)      # materialized arrays
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
     ops: int = 0                                          # fusible equations it evaluates
-    route: str = ""                                       # what compiled it: "llvm", "numba"
+    route: str = ""                                       # what compiled it: "llvm", "numba", "numba prange"
 
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
@@ -142,8 +138,10 @@ def fusible(e: Eqn) -> bool:
                 and out.dtype.kind == "f" and not e.params.get("keepdims"))
     if out.shape == () or 0 in out.shape:
         return False  # scalars stay plain lines; empty arrays need no loop
-    if name in ELEMENTWISE:
-        return e.prim.name == "select" or e.prim.ufunc is not None or name == "sigmoid"
+    f = formulas.of(e)
+    if f is not None:  # the C library's functions on floats only
+        return all(a.dtype.kind == "f" for a in (out, *e.inputs)
+                   if isinstance(a, (Var, Const))) or "call" not in formulas.kinds(f)
     if name == "broadcast_to":  # of an array, or a fill (one number everywhere)
         return isinstance(e.inputs[0], (Var, Const, int, float))
     if name == "getitem":
@@ -243,5 +241,5 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["ELEMENTWISE", "FusionPlan", "Kernel", "basic_index", "fuse", "fusible",
+__all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible",
            "operand_index", "root_shape"]

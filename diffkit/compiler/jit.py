@@ -113,8 +113,9 @@ def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = Tr
     of elementwise operations run as one fused kernel each (LLVM IR or Numba) and a
     program of scalars on the tape VM (``pip install diffkit[jit]``; without Numba it says
     so once and runs the numpy code); ``fuse=False`` runs the generated numpy program, one
-    call per equation. ``parallel=True`` lets fused loops use all cores (default: one
-    thread, for steady timings)."""
+    call per equation. ``parallel=True`` lets the fused loops that gain use all cores:
+    large loops with enough transcendental work per element (see
+    :func:`.kernels.threads_pay`); memory-bound loops stay on one thread, as by default."""
     return Jit(fun, static_argnums, fuse, parallel)
 
 

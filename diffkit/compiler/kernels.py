@@ -15,15 +15,24 @@ and there is one loop body to compile, not two:
         ...
         o0[i0] = t7 + t12
 
-:class:`KernelWriter` writes that loop as Python source, the one place where the fusion's
-indexing becomes code. A float64 kernel (float64 or boolean arrays, float64 numbers, not
-``parallel``) is then read by :mod:`.llvm_kernels` and lowered straight to LLVM IR: no
-Numba typing or lowering, a fifth of Numba's setup time. Any other kernel (float32,
-integers, a function that module does not map, ``parallel=True``) is compiled by Numba
-as ``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``; for it the kernel is
+:func:`.kernel_ir.build` writes that loop once, as a typed list of operations (the one
+place where the fusion's indexing becomes code), and one of two renderers compiles it. A
+float64 kernel (float64 or boolean arrays, float64 numbers, one thread) goes to
+:mod:`.llvm_kernels`, which writes LLVM IR: no Numba typing or lowering, a fifth of
+Numba's setup time. Any other kernel (float32, integers, threads) is written
+here as Python source (:func:`numba_source`, the loop above) and compiled by Numba as
+``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``; for it the kernel is
 kept lean: no array allocated inside (no runtime calls), float64 functions as
-:mod:`math` calls (simpler to type than numpy's ufuncs, the same machine code). The
-fusion report names the route per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
+:mod:`math` calls (simpler to type than numpy's ufuncs, the same machine code), numbers
+in the kernel's float32 where it computes in float32. The fusion report names the route
+per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
+
+``parallel=True`` splits a kernel's outer loop over threads (a Numba ``prange``) only
+where that gains (:func:`threads_pay`): a large loop with enough C library calls (``exp``,
+``sin`` ...) per element for the work to be compute, not memory traffic. A memory-bound
+loop such as Rosenbrock's gradient gains nothing from a second core of a machine whose
+one core already takes the memory bandwidth, and would pay the threads' start: it stays
+the one-thread LLVM kernel.
 
 The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
 code of :mod:`.codegen`. Both routes cache machine code in diffkit's cache folder
@@ -38,10 +47,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import math
 import os
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -49,21 +58,19 @@ from typing import Any
 
 import numpy as np
 
-from .codegen import INFIX, MATH, _Writer, compile_source
-from .fusion import (ELEMENTWISE, FusionPlan, Kernel, basic_index, fuse, operand_index,
-                     root_shape)
+from ..primitives.lowering import OPS, ScalarExpr
+from . import formulas
+from .codegen import _Writer, compile_source
+from .fusion import FusionPlan, fuse
 from .ir import Atom, Const, Eqn, Graph, Var
-from .llvm_kernels import lower, lowerable
+from .kernel_ir import Instr, KernelIR, Operand, build, index_text
+from .llvm_kernels import llvm_route, lower
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "
            "pip install diffkit[jit]")
 _said_missing = False
 _modules: dict[str, Any] = {}  # source hash -> imported kernel module (this process)
-
-UNARY = {"neg": "-{0}", "sigmoid": "1.0 / (1.0 + np.exp(-{0}))", "abs": "abs({0})"}
-SYMBOLS = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
-           "equal": "==", "not_equal": "!="}
 
 
 def numba_or_none() -> Any:
@@ -79,279 +86,181 @@ def numba_or_none() -> Any:
     return numba
 
 
-Index = tuple  # per axis: ("i", axis, offset) = loop variable + offset, or ("c", k)
+#: parallel=True threads a kernel over at least this many elements ...
+PARALLEL_MIN_SIZE = 100_000
+#: ... with at least one C library call (~10-20 ns each) per this many array elements it
+#: reads or writes (~1 ns each at one core's memory bandwidth)
+ACCESSES_PER_CALL = 4
+#: functions of a few cycles, which do not make a loop compute-bound
+CHEAP_CALLS = {"fabs", "floor", "ceil", "rint", "copysign", "sqrt"}
 
 
-def _shift(ix: tuple, by: int) -> tuple:
-    return ("i", ix[1], ix[2] + by) if ix[0] == "i" else ("c", ix[1] + by)
+def threads_pay(ir: KernelIR) -> bool:
+    """Whether splitting the kernel's outer loop over threads gains: enough elements, and
+    enough transcendental work per memory access (see :data:`ACCESSES_PER_CALL`).
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.interpreters.tracer import trace
+    >>> def ir(f, n):
+    ...     plan = fuse(trace(f, (np.ones(n),)))
+    ...     return build(plan, plan.kernels[0])
+    >>> threads_pay(ir(lambda x: dnp.sin(dnp.exp(x)) * x, 10**6))
+    True
+    >>> threads_pay(ir(lambda x: x[1:] * x[:-1] + 1.0, 10**6)), threads_pay(ir(dnp.sin, 10))
+    (False, False)
+    """
+    instrs = ir.instructions()
+    calls = sum(1 for i in instrs if i.op in OPS and OPS[i.op].kind == "call"
+                and i.op not in CHEAP_CALLS)
+    accesses = sum(1 for i in instrs if i.op in ("load", "store"))
+    return int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
+        calls * ACCESSES_PER_CALL >= accesses
 
 
-def _text(ix: tuple) -> str:
-    if ix[0] == "c":
-        return str(ix[1])
-    off = ix[2]
-    return f"i{ix[1]}" + (f" + {off}" if off > 0 else f" - {-off}" if off < 0 else "")
+def numba_source(ir: KernelIR, parallel: bool = False) -> str:
+    """The kernel as Python source for ``numba.njit``: inputs, then the arrays to write
+    (``o0, o1 ...``); it returns the fused sums, if any. The outer loop is a ``prange``
+    when ``parallel``."""
+    lines = [f"def {ir.name}({', '.join(p.name for p in ir.params)}):"]
+    lines += [f"    s{k} = 0.0" for k in range(ir.sums)]
+    for axis, n in enumerate(ir.domain):
+        loop = "prange" if parallel and axis == 0 else "range"
+        lines.append("    " * (axis + 1) + f"for i{axis} in {loop}({n}):")
+    full = ", ".join(f"i{a}" for a in range(len(ir.domain)))
+    lines += _statements(ir.body, len(ir.domain) + 1, full)
+    if ir.sums:
+        lines.append(f"    return ({', '.join(f's{k}' for k in range(ir.sums))},)")
+    return "\n".join(lines) + "\n"
 
 
-def _literal(v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return repr(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return repr(int(v))
-    v = float(v)
-    return repr(v) if math.isfinite(v) else ("np.nan" if math.isnan(v) else
-                                            ("np.inf" if v > 0 else "-np.inf"))
-
-
-class KernelWriter:
-    """Writes one kernel's function: arguments, loops, and the body at each index."""
-
-    def __init__(self, plan: FusionPlan, kernel: Kernel, names: dict[Var, str]) -> None:
-        self.plan, self.kernel, self.names = plan, kernel, names
-        self.args: dict[Any, str] = {}   # Var or id(Const) -> parameter name
-        self.arg_atoms: list[Atom] = []
-        self.lines: list[str] = []
-        self.scopes: list[dict] = []
-        self.ranges: list[tuple[int, int]] = []
-        self.tmp = 0
-        self.depth = 1                   # indentation of the line being written
-
-    # ---------------------------------------------------------------- operands
-    def arg(self, a: Var | Const) -> str:
-        key = a if isinstance(a, Var) else id(a)
-        if key not in self.args:
-            self.args[key] = f"a{len(self.args)}"
-            self.arg_atoms.append(a)
-        return self.args[key]
-
-    def recomputed(self, v: Var) -> bool:
-        e = self.plan.fusible.get(v)
-        return e is not None and e.prim.name != "sum" and \
-            self.plan.materialized.get(v, self.kernel.stage) >= self.kernel.stage
-
-    def emit(self, expr: str, key: Any = None) -> str:
-        self.tmp += 1
-        name = f"t{self.tmp}"
-        self.lines.append("    " * self.depth + f"{name} = {expr}")
-        if key is not None:
-            self.scopes[-1][key] = name
-        return name
-
-    def known(self, key: Any) -> str | None:
-        for scope in reversed(self.scopes):
-            if key in scope:
-                return scope[key]
-        return None
-
-    def value(self, a: Atom, idx: Index) -> str:
-        """Source for the element of ``a`` at ``idx`` (a name or a literal)."""
-        if isinstance(a, Const) and np.ndim(a.value) == 0:
-            return _literal(a.value)
-        if not isinstance(a, (Var, Const)):
-            return _literal(a)
-        if isinstance(a, Var) and self.recomputed(a):
-            e = self.plan.fusible[a]
-            if e.prim.name not in ELEMENTWISE:  # a view or a slice's adjoint: no new value
-                return self.compute(e, idx)
-            key = (a, idx)
-            name = self.known(key)
-            if name is None:
-                name = self.emit(self.compute(self.plan.fusible[a], idx), key)
-            return name
-        if len(a.shape) == 0:
-            return self.arg(a)
-        key = ("read", a if isinstance(a, Var) else id(a), idx)
-        name = self.known(key)
-        if name is None:
-            name = self.emit(f"{self.arg(a)}[{', '.join(_text(i) for i in idx)}]", key)
-        return name
-
-    # ---------------------------------------------------------------- equations
-    def compute(self, e: Eqn, idx: Index) -> str:
-        name = e.prim.name
-        if name in ELEMENTWISE:
-            args = [self.value(a, operand_index(e, k, idx)) for k, a in enumerate(e.inputs)]
-            if name == "select":
-                return f"({args[1]} if {args[0]} else {args[2]})"
-            if name == "power" and e.inputs[1] == 2:
-                return f"{args[0]} * {args[0]}"
-            if name in INFIX:
-                return f"{args[0]} {INFIX[name]} {args[1]}"
-            if name in SYMBOLS:
-                return f"{args[0]} {SYMBOLS[name]} {args[1]}"
-            if name in UNARY:
-                return UNARY[name].format(*args)
-            if e.prim.ufunc in MATH and len(args) == 1 and _all_f64(e):
-                return f"{MATH[e.prim.ufunc]}({args[0]})"
-            return f"np.{e.prim.ufunc.__name__}({', '.join(args)})"
-        if name == "broadcast_to":
-            return self.value(e.inputs[0], operand_index(e, 0, idx))
-        x = e.inputs[0]
-        if name == "getitem":
-            spec, out_axis, x_idx = basic_index(e.params["idx"], x.shape), 0, []
-            for s in spec:
-                if s[0] == "new":
-                    out_axis += 1
-                elif s[0] == "int":
-                    x_idx.append(("c", s[1]))
-                else:
-                    x_idx.append(_shift(idx[out_axis], s[1]))
-                    out_axis += 1
-            return self.value(x, tuple(x_idx))
-        return self.scatter(e, idx)
-
-    def scatter(self, e: Eqn, idx: Index) -> str:
-        """``scatter_add(u, idx)`` at ``idx``: ``u`` at the shifted index where the slice
-        covers it, else 0 (the gather form of a slice's adjoint)."""
-        spec = basic_index(e.params["idx"], e.params["shape"])
-        conds, u_idx, out_axis = [], [], 0
-        for s in spec:
-            if s[0] == "new":
-                u_idx.append(("c", 0))
-                continue
-            ix = idx[out_axis]
-            out_axis += 1
-            if s[0] == "int":
-                conds += [self.cond(ix, ">=", s[1]), self.cond(ix, "<", s[1] + 1)]
-            else:
-                conds += [self.cond(ix, ">=", s[1]), self.cond(ix, "<", s[2])]
-                u_idx.append(_shift(ix, -s[1]))
-        if False in conds:
-            return "0.0"
-        test = [c for c in conds if c is not True]
-        if not test:
-            return self.value(e.inputs[0], tuple(u_idx))
-        out = self.emit("0.0")
-        self.block(" and ".join(test), lambda: self.lines.append(
-            "    " * self.depth + f"{out} = {self.value(e.inputs[0], tuple(u_idx))}"))
-        return out
-
-    def cond(self, ix: tuple, op: str, bound: int) -> bool | str:
-        """``ix op bound`` decided from the loop's range, else its source (and a cut)."""
-        if ix[0] == "c":
-            return ix[1] >= bound if op == ">=" else ix[1] < bound
-        axis, off = ix[1], ix[2]
-        lo, hi = self.ranges[axis]
-        at = bound - off
-        if op == ">=":
-            if lo >= at:
-                return True
-            if hi - 1 < at:
-                return False
+def _statements(body: list[Instr] | tuple[Instr, ...], depth: int, full: str) -> list[str]:
+    pad, lines = "    " * depth, []
+    for i in body:
+        if i.op == "if":
+            tests, inner = i.args
+            lines.append(pad + "if " + " and ".join(f"i{a} {c} {n}" for a, c, n in tests) + ":")
+            lines += _statements(inner, depth + 1, full)
+        elif i.op == "load":
+            lines.append(f"{pad}{i.result} = {i.args[0]}[{', '.join(map(index_text, i.args[1]))}]")
+        elif i.op == "store":
+            lines.append(f"{pad}{i.args[0]}[{full}] = {_operand(i.args[1], i.dtype)}")
+        elif i.op == "add_to":
+            lines.append(f"{pad}s{i.args[0]} += {_operand(i.args[1], i.dtype)}")
+        elif i.op == "set":
+            lines.append(f"{pad}{i.result} = {_operand(i.args[0], i.dtype)}")
         else:
-            if hi - 1 < at:
-                return True
-            if lo >= at:
-                return False
-        return f"i{axis} {op} {at}"
-
-    def block(self, test: str, body: Callable[[], None]) -> None:
-        self.lines.append("    " * self.depth + f"if {test}:")
-        self.scopes.append({})
-        self.depth += 1
-        body()
-        self.depth -= 1
-        self.scopes.pop()
-
-    # ---------------------------------------------------------------- the function
-    def loops(self, loop: str) -> None:
-        """The loop nest over the domain (``loop`` is ``range`` or ``prange`` for the
-        outer axis) and its body."""
-        dom = self.kernel.domain
-        self.ranges = []
-        for axis, n in enumerate(dom):
-            self.lines.append("    " * (axis + 1) +
-                              f"for i{axis} in {loop if axis == 0 else 'range'}({n}):")
-            self.ranges.append((0, n))
-        self.scopes = [{}]
-        self.depth = len(dom) + 1
-        full = tuple(("i", a, 0) for a in range(len(dom)))
-        roots = [(v.shape, v, None) for v in self.kernel.outputs] + \
-                [(root_shape(e), None, e) for e in self.kernel.reductions]
-        roots.sort(key=lambda r: r[0] != dom)  # unguarded roots first: theirs are shared
-        for shape, v, e in roots:
-            guard = [self.cond(("i", a, 0), "<", n) for a, n in enumerate(shape)]
-            if False in guard:
-                continue
-            test = [g for g in guard if g is not True]
-
-            def body(v: Var | None = v, e: Eqn | None = e) -> None:
-                pad = "    " * self.depth
-                if v is not None:
-                    self.lines.append(pad + f"o{self.kernel.outputs.index(v)}"
-                                      f"[{', '.join(f'i{a}' for a in range(len(dom)))}] = "
-                                      f"{self.value(v, full)}")
-                else:
-                    self.lines.append(pad + f"s{self.kernel.reductions.index(e)} += "
-                                      f"{self.value(e.inputs[0], full)}")
-            if test:
-                self.block(" and ".join(test), body)
-            else:
-                body()
-        self.ranges = []
-
-    def source(self, parallel: bool = False) -> str:
-        """The kernel as Python source for ``numba.njit``: inputs, then the arrays to
-        write (``o0, o1 ...``); it returns the fused sums, if any."""
-        self.loops("prange" if parallel else "range")
-        outs = [f"o{k}" for k in range(len(self.kernel.outputs))]
-        sums = [f"s{k}" for k in range(len(self.kernel.reductions))]
-        head = [f"def {self.kernel.name}({', '.join([*self.args.values(), *outs])}):"]
-        head += [f"    {s} = 0.0" for s in sums]
-        tail = [f"    return ({', '.join(sums)},)"] if sums else []
-        return "\n".join(head + self.lines + tail) + "\n"
+            typed = i.dtype if OPS[i.op].kind != "compare" else None
+            expr = ScalarExpr(i.op, tuple(map(ScalarExpr.arg, range(len(i.args)))))
+            lines.append(f"{pad}{i.result} = " + formulas.python(
+                expr, [_operand(a, typed) for a in i.args], i.dtype == np.float64))
+    return lines
 
 
-def _all_f64(e: Eqn) -> bool:
-    """``e`` is on float64 numbers only (where :mod:`math` gives numpy's answer)."""
-    f64 = np.dtype(np.float64)
-    return e.out.dtype == f64 and all(not isinstance(a, (Var, Const)) or a.dtype == f64
-                                      for a in e.inputs)
+def _operand(a: Operand, dtype: np.dtype | None) -> str:
+    """A result's name, or a number (in float32 where the operation computes in float32,
+    so that numpy's weak Python scalars are matched)."""
+    if isinstance(a, str):
+        return a
+    text = formulas.literal(a)
+    return f"np.float32({text})" if dtype == np.float32 and not isinstance(a, bool) else text
 
 
 def _dtype(v: Var) -> str:
     return "bool_" if v.dtype.kind == "b" else v.dtype.name
 
 
+def _matrix_product(e: Eqn) -> bool:
+    """``e`` is a float product of two matrices (generated code writes ``a @ b``)."""
+    return e.prim.name == "matmul" and e.out.dtype.kind == "f" and all(
+        isinstance(a, (Var, Const)) and len(a.shape) == 2 for a in e.inputs)
+
+
+def held(plan: FusionPlan) -> list[Var]:
+    """The arrays the driver writes into buffers it keeps from call to call (allocated
+    once per program and thread): those a kernel or a matrix product writes that only
+    kernels and matrix products read. Never an output: an array handed to the caller is
+    never written again, nor is one a library call might return a view of.
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.interpreters.tracer import trace
+    >>> g = trace(lambda X, W: dnp.tanh(X @ W + 1.0) @ W.T, (np.ones((4, 3)), np.ones((3, 2))))
+    >>> [str(v.shape) for v in held(fuse(g))]
+    ['(4, 2)', '(4, 2)']
+    """
+    graph = plan.graph
+    made = {v for k in plan.kernels for v in k.outputs}
+    made |= {e.out for e in plan.library if _matrix_product(e)}
+    blocked = {a for a in graph.outputs if isinstance(a, Var)}
+    blocked |= {a for e in plan.library if not _matrix_product(e) for a in e.inputs
+                if isinstance(a, Var)}
+    return [e.out for e in graph.eqns if e.out in made - blocked]
+
+
+def _buffers(values: list[Var]) -> Callable[[], tuple[np.ndarray, ...]]:
+    """A function giving this thread's buffers for ``values`` (made at its first call)."""
+    local = threading.local()
+    specs = [(tuple(v.shape), v.dtype) for v in values]
+
+    def buffers() -> tuple[np.ndarray, ...]:
+        try:
+            return local.arrays
+        except AttributeError:
+            local.arrays = tuple(np.empty(shape, dtype) for shape, dtype in specs)
+            return local.arrays
+    return buffers
+
+
 def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
                  ) -> tuple[str, dict[str, Any], Callable[..., tuple]]:
     """``(driver source, kernel source, the driver)``: the kernels (through LLVM IR where
-    :mod:`.llvm_kernels` maps them, else Numba) and the numpy lines around them. Each
+    :mod:`.llvm_kernels` maps them, else Numba) and the numpy lines around them, in one
+    straight-line function; intermediate arrays go to buffers kept across calls
+    (:func:`held`), matrix products into theirs (``np.matmul(a, b, out=v3)``). Each
     kernel's ``route`` says which compiled it. Needs numba (see :func:`numba_or_none`)."""
     graph = plan.graph
     w = _Writer(graph)
+    kept = held(plan)
     kernel_src, numba_src, calls = [], [], []
     for step in plan.steps:
         if isinstance(step, Eqn):
             calls.append((step, None, None))
             continue
-        kw = KernelWriter(plan, step, w.names)
-        src = kw.source(parallel)
-        fn = None if parallel else lower(src, *_operands(kw), cache_dir())
-        step.route = "numba" if fn is None else "llvm"
+        ir = build(plan, step)
+        threads = parallel and threads_pay(ir)
+        src = numba_source(ir, threads)
+        fn = None if threads else lower(ir, cache_dir())
+        step.route = "llvm" if fn is not None else "numba prange" if threads else "numba"
         kernel_src.append(src)
         if fn is None:
-            numba_src.append(src)
-        calls.append((step, kw, fn))
-    module = _load(numba_src, parallel) if numba_src else None
-    w.ns["_s"] = _scalar
+            numba_src.append((src, threads))
+        calls.append((step, ir, fn))
+    module = _load(numba_src) if numba_src else None
+    w.ns["_s"], w.ns["_buffers"] = _scalar, _buffers(kept)
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
-    for step, kw, fn in calls:
-        if kw is None:
+    if kept:
+        lines.append(f"    {', '.join(w.names[v] for v in kept)}, = _buffers()")
+    for step, ir, fn in calls:
+        if ir is None and step.out in kept:
+            a, b = (w.atom(x) for x in step.inputs)
+            lines.append(f"    np.matmul({a}, {b}, out={w.names[step.out]})")
+            continue
+        if ir is None:
             lines.append(f"    {w.names[step.out]} = {w.expr(step)}")
             continue
-        args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in kw.arg_atoms]
+        args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in ir.atoms]
         if fn is None:
             fn = getattr(module, step.name)
-            _warm(fn, kw.arg_atoms, step.outputs)
+            _warm(fn, ir.atoms, step.outputs)
         else:  # LLVM kernels read C-contiguous arrays: a constant is made one once
-            for a, arg in zip(kw.arg_atoms, args):
+            for a, arg in zip(ir.atoms, args):
                 if isinstance(a, Const) and len(a.shape):
                     w.ns[arg] = np.ascontiguousarray(w.ns[arg])
         w.ns[step.name] = fn
         outs = [w.names[v] for v in step.outputs]
         lines += [f"    {o} = np.empty({v.shape!r}, np.{_dtype(v)})"
-                  for o, v in zip(outs, step.outputs)]
+                  for o, v in zip(outs, step.outputs) if v not in kept]
         call = (f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
                 f" [{step.route}]")
         sums = [w.names[e.out] for e in step.reductions]
@@ -363,24 +272,14 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
     return source, "".join(kernel_src), compile_source(source, w.ns, name)
 
 
-def kernel_routes(plan: FusionPlan) -> FusionPlan:
-    """``plan`` with each kernel's ``route`` as :func:`compile_plan` would take it, found
-    without compiling (``diffkit show --code``): "llvm" where :mod:`.llvm_kernels` lowers
-    the kernel's source, else "numba"."""
-    names = plan.graph.names()
+def kernel_routes(plan: FusionPlan, parallel: bool = False) -> FusionPlan:
+    """``plan`` with each kernel's ``route`` as :func:`compile_plan` would take it, decided
+    from the kernels' types without rendering or compiling them (``diffkit show --code``)."""
     for k in plan.kernels:
-        kw = KernelWriter(plan, k, names)
-        src = kw.source()
-        k.route = "llvm" if lowerable(src, *_operands(kw)) else "numba"
+        ir = build(plan, k)
+        k.route = ("numba prange" if parallel and threads_pay(ir) else
+                   "llvm" if llvm_route(ir) else "numba")
     return plan
-
-
-def _operands(kw: KernelWriter) -> tuple[list[tuple], list[tuple]]:
-    """What :func:`.llvm_kernels.lower` needs of a written kernel's arguments: per input
-    ``("scalar" | "array", dtype, shape)``, per output ``(dtype, shape)``."""
-    inputs = [("scalar" if len(a.shape) == 0 else "array", a.dtype, tuple(a.shape))
-              for a in kw.arg_atoms]
-    return inputs, [(v.dtype, v.shape) for v in kw.kernel.outputs]
 
 
 def _scalar(v: Any) -> Any:
@@ -418,11 +317,18 @@ def cache_dir() -> Path:
         return path
 
 
-def _load(kernels: list[str], parallel: bool) -> Any:
-    """Import the kernels' module (written once per source, keyed by its hash)."""
-    deco = f"@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{', parallel=True' if parallel else ''})\n"
-    text = "import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n" + "\n\n".join(
-        deco + k for k in kernels)
+def _load(kernels: list[tuple[str, bool]]) -> Any:
+    """Import the kernels' module (written once per source, keyed by its hash); a kernel
+    whose outer loop is a ``prange`` compiled with ``parallel=True``."""
+    deco = "@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{})\n"
+    return import_source("import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n"
+                         + "\n\n".join(deco.format(", parallel=True" if threads else "") + k
+                                         for k, threads in kernels))
+
+
+def import_source(text: str) -> Any:
+    """Import generated module source from a file in :func:`cache_dir` named by its hash
+    (so Numba's ``cache=True`` keeps machine code beside it), once per process."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     if digest in _modules:
         return _modules[digest]

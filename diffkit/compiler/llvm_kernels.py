@@ -1,54 +1,47 @@
-"""Fused float64 kernels lowered straight to LLVM IR, skipping Numba's front end.
+"""Fused float64 kernels rendered straight to LLVM IR, skipping Numba's front end.
 
-A fused kernel's Python source (:class:`.kernels.KernelWriter`) is regular: scalar
-assignments, array reads ``a0[i0 + 1]``, writes ``o0[i0] = t7``, sums ``s0 += t3``, index
-tests ``if i0 >= 1:``, nested ``for i0 in range(n)``, ``a if c else b`` and ``math.exp``
-calls. This module reads that source with :mod:`ast` and writes one LLVM instruction (or a
-few) per construct; llvmlite (Numba's own LLVM layer) optimizes it at ``-O3`` for the host
-CPU and emits machine code. Numba's typing and Python-side lowering are gone: Rosenbrock's
-gradient builds in ~0.05 s instead of ~0.3 s.
+A kernel's typed program (:class:`.kernel_ir.KernelIR`: loads, the lowering registry's
+scalar operations, stores, sums, tests on the loop variables) becomes LLVM instructions,
+one or a few per operation; llvmlite (Numba's own LLVM layer) optimizes them at ``-O3``
+for the host CPU and emits machine code. Numba's typing and Python-side lowering are
+gone: Rosenbrock's gradient builds in ~0.05 s instead of ~0.3 s.
 
 Each value is a stack slot (``alloca``) that LLVM promotes to registers, so the emitter
 needs no SSA bookkeeping. Floating point is numpy's: no fast-math flag except ``reassoc``
-on the sums' ``fadd`` (so a fused sum vectorizes, as Numba's ``fastmath={'reassoc'}``),
-``np.maximum``/``np.minimum`` propagate NaN (a compare and select, not ``llvm.maxnum``),
-and the other functions are the C library's (``llvm.exp``, ``tanh`` ...), as in Numba.
-Output pointers are ``noalias``, and a light pass (SROA, CFG simplification, the loop
-unroller, which peels off the iterations where an edge's test changes) runs before -O3:
-its vectorizer then sees one plain loop (without that pass it gives up: 3x slower).
-Python calls the kernel through ctypes with the arrays themselves; a small wrapper reads
-their data pointers (``a.ctypes.data`` would cost microseconds per array and call).
+on the sums' ``fadd`` (so a fused sum vectorizes, as Numba's ``fastmath={'reassoc'}``);
+``exp``, ``log``, ``log1p`` and ``tanh`` are diffkit's own straight-line IR
+(:mod:`.vector_math`, within 1 ULP of the C library's), so their loops vectorize; the
+other functions are the C library's as the registry names them (``llvm.sin.f64``,
+``tan`` ...), as in Numba. Output pointers are ``noalias``, and a light pass (SROA, CFG
+simplification, the loop unroller, which peels off the iterations where an edge's test
+changes) runs before -O3: its vectorizer then sees one plain loop (without that pass it
+gives up: 3x slower). Python calls the kernel through ctypes with the arrays themselves;
+a small wrapper reads their data pointers (``a.ctypes.data`` would cost microseconds per
+array and call).
 
-Scope: kernels whose arrays are float64 or bool and whose scalars are float64, not
-``parallel``. Anything else (float32, integers, a construct or function not mapped here)
-gives None and the caller compiles the kernel with Numba as before.
+Scope (:func:`llvm_route`, decided from the types alone): arrays of float64 or bool,
+float64 scalars and values, not ``parallel``. Any other kernel (float32, integers) is
+compiled by Numba.
 
 Machine code is cached like Numba's ``cache=True``: the object file, named by the hash
 of the IR and the CPU, goes to the cache folder the caller names; a second process loads
 it into the one MCJIT engine of the process without compiling (``STATS`` counts both).
 
->>> src = '''def k0(a0, a1, o0):
-...     s0 = 0.0
-...     for i0 in range(3):
-...         t1 = math.exp(a0[i0]) * a1
-...         o0[i0] = t1
-...         s0 += t1
-...     return (s0,)
-... '''
->>> f64 = np.dtype(np.float64)
->>> ir, sums = kernel_ir(src, [("array", f64, (3,)), ("scalar", f64, ()), ("out", f64, (3,))],
-...                      "k0")
->>> for line in ir.splitlines():
-...     if "exp" in line or "fadd" in line:
+>>> import diffkit.numpy as dnp
+>>> from diffkit.compiler.fusion import fuse
+>>> from diffkit.compiler.kernel_ir import build
+>>> from diffkit.interpreters.tracer import trace
+>>> plan = fuse(trace(lambda x: dnp.sum(dnp.sin(x) * 2.0), (np.ones(3),)))
+>>> for line in kernel_llvm(build(plan, plan.kernels[0]), "k0").splitlines():
+...     if "sin" in line or "fadd" in line:
 ...         print(line)
-  %t10 = call double @llvm.exp.f64(double %t9)
+  %t11 = call double @llvm.sin.f64(double %t10)
   %t16 = fadd reassoc double %t14, %t15
-declare double @llvm.exp.f64(double)
+declare double @llvm.sin.f64(double)
 """
 
 from __future__ import annotations
 
-import ast
 import ctypes
 import hashlib
 import importlib.util
@@ -60,31 +53,20 @@ from typing import Any
 
 import numpy as np
 
+from ..primitives.lowering import OPS
 from . import vector_math
+from .kernel_ir import Instr, KernelIR, Operand, Param
 
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 
 #: how often this process compiled a kernel, and loaded one from the disk cache
 STATS = {"compiled": 0, "loaded": 0}
 
-# math / numpy function -> LLVM intrinsic (on double) or C library function
-INTRINSIC = {"exp": "llvm.exp.f64", "log": "llvm.log.f64", "log2": "llvm.log2.f64",
-             "log10": "llvm.log10.f64", "sin": "llvm.sin.f64", "cos": "llvm.cos.f64",
-             "sqrt": "llvm.sqrt.f64", "fabs": "llvm.fabs.f64", "absolute": "llvm.fabs.f64",
-             "abs": "llvm.fabs.f64", "power": "llvm.pow.f64", "pow": "llvm.pow.f64"}
-LIBM = {"tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
-        "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
-        "log1p": "log1p", "expm1": "expm1", "arcsin": "asin", "arccos": "acos",
-        "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-        "atan2": "atan2", "arctan2": "atan2", "hypot": "hypot"}
-ARITY2 = {"power", "pow", "atan2", "arctan2", "hypot", "maximum", "minimum"}
-FLOAT_OPS = {ast.Add: "fadd", ast.Sub: "fsub", ast.Mult: "fmul", ast.Div: "fdiv"}
-INT_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}
-FCMP = {ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole", ast.Eq: "oeq",
-        ast.NotEq: "une"}  # ordered, except != (NaN != NaN is True, as in Python/numpy)
-ICMP = {ast.Gt: "sgt", ast.GtE: "sge", ast.Lt: "slt", ast.LtE: "sle", ast.Eq: "eq",
-        ast.NotEq: "ne"}
-CONSTANTS = {"nan": float("nan"), "inf": float("inf")}
+ARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv"}
+FCMP = {"greater": "ogt", "greater_equal": "oge", "less": "olt", "less_equal": "ole",
+        "equal": "oeq", "not_equal": "une"}  # ordered, but != (NaN != NaN, as numpy)
+ICMP = {"greater": "ugt", "greater_equal": "uge", "less": "ult", "less_equal": "ule",
+        "equal": "eq", "not_equal": "ne"}  # on booleans (True > False)
 
 
 def _data_offset() -> int | None:
@@ -100,311 +82,203 @@ def _data_offset() -> int | None:
 DATA = _data_offset()
 
 
-class Unsupported(Exception):
-    """The kernel uses something this lowering does not map (it goes to Numba)."""
-
-
 def _double(v: float) -> str:
     """An exact LLVM literal for a float64 (its bits in hex)."""
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-class _Lowering:
-    """Writes the IR of one kernel function from its Python source."""
+def llvm_route(ir: KernelIR, parallel: bool = False) -> bool:
+    """Whether this module renders the kernel (else Numba compiles it): float64 or bool
+    arrays, float64 scalars, arithmetic and calls on float64, one thread, llvmlite there."""
+    if parallel or DATA is None or importlib.util.find_spec("llvmlite") is None:
+        return False
+    if any(p.dtype not in (F64, BOOL) or (p.kind == "scalar" and p.dtype != F64)
+           for p in ir.params):
+        return False
+    return all(i.dtype in (None, F64, BOOL) and (
+        i.dtype == F64 or OPS.get(i.op, OPS["select"]).kind in ("compare", "select")
+        or i.op in ("load", "store", "set")) for i in ir.instructions())
 
-    def __init__(self, fn: ast.FunctionDef, params: list[tuple]) -> None:
-        self.params = {a.arg: p for a, p in zip(fn.args.args, params)}
-        self.slots: dict[str, str] = {}          # variable -> its type (slot %v.<name>)
-        self.loops: dict[str, str] = {}          # loop variable -> its current i64 value
+
+class _Emitter:
+    """Writes the LLVM IR of one kernel from its typed program."""
+
+    def __init__(self, ir: KernelIR) -> None:
+        self.ir = ir
+        self.params: dict[str, Param] = {p.name: p for p in ir.params}
+        self.slots: dict[str, str] = {}       # result -> its LLVM type (slot %v.<name>)
+        self.loops: dict[int, str] = {}       # axis -> the loop variable's i64 value
         self.body: list[str] = []
         self.decls: set[str] = set()
-        self.vector: set[str] = set()            # vector_math functions it calls
+        self.vector: set[str] = set()        # vector_math functions it calls
         self.block = "entry"
         self.n = 0
-        self.sums = 0                            # how many values it returns
 
-    # ---------------------------------------------------------------- helpers
     def fresh(self, stem: str = "t") -> str:
         self.n += 1
         return f"%{stem}{self.n}"
 
-    def emit(self, text: str, ty: str) -> tuple[str, str]:
+    def emit(self, text: str) -> str:
         name = self.fresh()
         self.body.append(f"  {name} = {text}")
-        return name, ty
+        return name
 
     def label(self, name: str) -> None:
         self.body.append(f"{name}:")
         self.block = name
 
-    def call(self, fn: str, args: list[str]) -> tuple[str, str]:
-        self.decls.add(f"declare double @{fn}({', '.join('double' for _ in args)})")
-        return self.emit(f"call double @{fn}({', '.join('double ' + a for a in args)})",
-                         "double")
+    # ---------------------------------------------------------------- values
+    def natural(self, a: Operand) -> tuple[str, str]:
+        """``(value, type)`` of an operand: a slot's, a scalar parameter's, a number's."""
+        if isinstance(a, str):
+            if a in self.params:
+                return f"%{a}", "double"
+            ty = self.slots[a]
+            return self.emit(f"load {ty}, ptr %v.{a}"), ty
+        if isinstance(a, bool):
+            return ("true" if a else "false"), "i1"
+        return _double(float(a)), "double"
 
-    def as_double(self, v: tuple[str, str]) -> str:
-        value, ty = v
-        if ty == "double":
+    def operand(self, a: Operand, want: str) -> str:
+        """An operand as a ``double`` or an ``i1`` (numpy's truth: nonzero, NaN included)."""
+        value, ty = self.natural(a)
+        if ty == want:
             return value
-        if ty == "i64" and value.lstrip("-").isdigit():
-            return _double(float(int(value)))
-        if ty == "i1":
-            return self.emit(f"uitofp i1 {value} to double", "double")[0]
-        raise Unsupported(f"a float from {ty}")
+        if want == "double":
+            return self.emit(f"uitofp i1 {value} to double")
+        return self.emit(f"fcmp une double {value}, 0.0")
 
-    # ---------------------------------------------------------------- statements
-    def statements(self, stmts: list[ast.stmt]) -> None:
-        for s in stmts:
-            self.statement(s)
+    def store(self, name: str, ty: str, value: str) -> None:
+        self.slots.setdefault(name, ty)
+        self.body.append(f"  store {ty} {value}, ptr %v.{name}")
 
-    def statement(self, s: ast.stmt) -> None:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1:
-            target = s.targets[0]
-            if isinstance(target, ast.Name):
-                self.store(target.id, self.expr(s.value))
-            elif isinstance(target, ast.Subscript):
-                value = self.expr(s.value)
-                ptr, kind = self.address(target)
-                if kind == BOOL:
-                    byte = self.emit(f"zext i1 {self.as_bool(value)} to i8", "i8")[0]
-                    self.body.append(f"  store i8 {byte}, ptr {ptr}")
-                else:
-                    self.body.append(f"  store double {self.as_double(value)}, ptr {ptr}")
+    def address(self, array: str, index: tuple) -> str:
+        """Pointer to the element of a C-contiguous array at ``index``."""
+        p = self.params[array]
+        flat = "0"
+        for ix, n in zip(index, p.shape):
+            v = str(ix[1]) if ix[0] == "c" else self.loops[ix[1]]
+            if ix[0] == "i" and ix[2]:
+                v = self.emit(f"add nsw i64 {v}, {ix[2]}")
+            flat = v if flat == "0" else self.emit(
+                f"add nsw i64 {self.emit(f'mul nsw i64 {flat}, {n}')}, {v}")
+        elem = "i8" if p.dtype == BOOL else "double"
+        return self.emit(f"getelementptr inbounds {elem}, ptr %{array}, i64 {flat}")
+
+    # ---------------------------------------------------------------- instructions
+    def instr(self, i: Instr) -> None:
+        ty = "i1" if i.dtype == BOOL else "double"
+        if i.op == "if":
+            self.branch(*i.args)
+        elif i.op == "load":
+            ptr = self.address(*i.args)
+            if self.params[i.args[0]].dtype == BOOL:
+                byte = self.emit(f"load i8, ptr {ptr}")
+                self.store(i.result, "i1", self.emit(f"icmp ne i8 {byte}, 0"))
             else:
-                raise Unsupported("assignment target")
-        elif isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) \
-                and isinstance(s.target, ast.Name) and self.slots.get(s.target.id) == "double":
-            total = self.load(s.target.id)
-            add = self.as_double(self.expr(s.value))
-            self.store(s.target.id, self.emit(f"fadd reassoc double {total}, {add}", "double"))
-        elif isinstance(s, ast.For):
-            self.loop(s)
-        elif isinstance(s, ast.If) and not s.orelse:
-            self.branch(s)
-        elif isinstance(s, ast.Return) and isinstance(s.value, ast.Tuple) and not self.sums:
-            self.sums = len(s.value.elts)
-            for k, elt in enumerate(s.value.elts):
-                ptr = self.emit(f"getelementptr double, ptr %sums, i64 {k}", "ptr")[0]
-                self.body.append(f"  store double {self.as_double(self.expr(elt))}, ptr {ptr}")
+                self.store(i.result, "double", self.emit(f"load double, ptr {ptr}"))
+        elif i.op == "store":
+            out, value = i.args
+            ptr = self.address(out, tuple(("i", a, 0) for a in range(len(self.ir.domain))))
+            if self.params[out].dtype == BOOL:
+                byte = self.emit(f"zext i1 {self.operand(value, 'i1')} to i8")
+                self.body.append(f"  store i8 {byte}, ptr {ptr}")
+            else:
+                self.body.append(f"  store double {self.operand(value, 'double')}, ptr {ptr}")
+        elif i.op == "add_to":
+            k, value = i.args
+            total = self.emit(f"load double, ptr %s.{k}")
+            add = self.operand(value, "double")
+            self.body.append(f"  store double {self.emit(f'fadd reassoc double {total}, {add}')}"
+                             f", ptr %s.{k}")
+        elif i.op == "set":
+            self.store(i.result, ty, self.operand(i.args[0], ty))
         else:
-            raise Unsupported(type(s).__name__)
+            self.store(i.result, ty, self.scalar(i))
 
-    def store(self, name: str, value: tuple[str, str]) -> None:
-        ty = self.slots.setdefault(name, value[1])
-        if ty != value[1] or ty not in ("double", "i1"):
-            raise Unsupported(f"{name} of two types")
-        self.body.append(f"  store {ty} {value[0]}, ptr %v.{name}")
+    def scalar(self, i: Instr) -> str:
+        """A scalar operation of the lowering registry."""
+        op = OPS[i.op]
+        if op.kind == "compare":
+            a, b = (self.natural(x) for x in i.args)
+            if a[1] == b[1] == "i1":
+                return self.emit(f"icmp {ICMP[i.op]} i1 {a[0]}, {b[0]}")
+            a, b = (self.operand(x, "double") for x in i.args)
+            return self.emit(f"fcmp {FCMP[i.op]} double {a}, {b}")
+        if op.kind == "select":
+            ty = "i1" if i.dtype == BOOL else "double"
+            c, a, b = self.operand(i.args[0], "i1"), *(self.operand(x, ty) for x in i.args[1:])
+            return self.emit(f"select i1 {c}, {ty} {a}, {ty} {b}")
+        args = [self.operand(x, "double") for x in i.args]
+        if op.kind == "arith":
+            return self.emit(f"fneg double {args[0]}" if len(args) == 1 else
+                             f"{ARITH[i.op]} double {args[0]}, {args[1]}")
+        if op.c in vector_math.CALLS:  # written out in IR (vector_math): the loop vectorizes
+            self.vector.add(op.c)
+            self.decls.update(vector_math.DECLARATIONS)
+            return self.emit(f"call double @{vector_math.CALLS[op.c]}(double {args[0]})")
+        fn = op.llvm or op.c
+        self.decls.add(f"declare double @{fn}({', '.join('double' for _ in args)})")
+        return self.emit(f"call double @{fn}({', '.join('double ' + a for a in args)})")
 
-    def load(self, name: str) -> str:
-        return self.emit(f"load {self.slots[name]}, ptr %v.{name}", self.slots[name])[0]
+    def branch(self, tests: tuple, body: tuple) -> None:
+        """``body`` where every test on the loop variables holds."""
+        test = None
+        for axis, cmp, bound in tests:
+            t = self.emit(f"icmp {'sge' if cmp == '>=' else 'slt'} i64 {self.loops[axis]}, "
+                          f"{bound}")
+            test = t if test is None else self.emit(f"and i1 {test}, {t}")
+        then, end = self.fresh("then.")[1:], self.fresh("end.")[1:]
+        self.body.append(f"  br i1 {test}, label %{then}, label %{end}")
+        self.label(then)
+        for i in body:
+            self.instr(i)
+        self.body.append(f"  br label %{end}")
+        self.label(end)
 
-    def loop(self, s: ast.For) -> None:
-        it = s.iter
-        if not (isinstance(s.target, ast.Name) and isinstance(it, ast.Call)
-                and isinstance(it.func, ast.Name) and it.func.id == "range"
-                and len(it.args) == 1 and isinstance(it.args[0], ast.Constant)
-                and not s.orelse):
-            raise Unsupported("loop")
-        n, var = it.args[0].value, s.target.id
-        head, body, latch, done = (self.fresh(f"{var}.{x}.")[1:] for x in
+    def loop(self, axis: int) -> None:
+        """The loop over ``axis`` of the domain, the inner loops or the body inside."""
+        n = self.ir.domain[axis]
+        head, body, latch, done = (self.fresh(f"i{axis}.{x}.")[1:] for x in
                                    ("head", "body", "latch", "exit"))
         before = self.block
         self.body.append(f"  br label %{head}")
         self.label(head)
-        i, step = self.fresh(var), self.fresh(var)
+        i, step = self.fresh(f"i{axis}."), self.fresh(f"i{axis}.")
         self.body.append(f"  {i} = phi i64 [0, %{before}], [{step}, %{latch}]")
-        more = self.emit(f"icmp slt i64 {i}, {n}", "i1")[0]
+        more = self.emit(f"icmp slt i64 {i}, {n}")
         self.body.append(f"  br i1 {more}, label %{body}, label %{done}")
         self.label(body)
-        self.loops[var] = i
-        self.statements(s.body)
-        del self.loops[var]
+        self.loops[axis] = i
+        if axis + 1 < len(self.ir.domain):
+            self.loop(axis + 1)
+        else:
+            for instr in self.ir.body:
+                self.instr(instr)
+        del self.loops[axis]
         self.body.append(f"  br label %{latch}")
         self.label(latch)
         self.body.append(f"  {step} = add nuw nsw i64 {i}, 1")
         self.body.append(f"  br label %{head}")
         self.label(done)
 
-    def branch(self, s: ast.If) -> None:
-        test = self.as_bool(self.expr(s.test))
-        then, end = self.fresh("then.")[1:], self.fresh("end.")[1:]
-        self.body.append(f"  br i1 {test}, label %{then}, label %{end}")
-        self.label(then)
-        self.statements(s.body)
-        self.body.append(f"  br label %{end}")
-        self.label(end)
-
-    # ---------------------------------------------------------------- expressions
-    def as_bool(self, v: tuple[str, str]) -> str:
-        if v[1] != "i1":
-            raise Unsupported(f"a test on {v[1]}")
-        return v[0]
-
-    def expr(self, e: ast.expr) -> tuple[str, str]:
-        """``(value, type)`` of ``e``: type ``double``, ``i1`` (a test) or ``i64`` (an index)."""
-        if isinstance(e, ast.Constant):
-            v = e.value
-            if isinstance(v, bool):
-                return ("true" if v else "false"), "i1"
-            if isinstance(v, int):
-                return str(v), "i64"
-            if isinstance(v, float):
-                return _double(v), "double"
-            raise Unsupported(repr(v))
-        if isinstance(e, ast.Name):
-            if e.id in self.loops:
-                return self.loops[e.id], "i64"
-            if e.id in self.slots:
-                return self.load(e.id), self.slots[e.id]
-            kind = self.params.get(e.id)
-            if kind is not None and kind[0] == "scalar":
-                return f"%{e.id}", "double"
-            raise Unsupported(f"name {e.id}")
-        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) \
-                and e.value.id in ("np", "math") and e.attr in CONSTANTS:
-            return _double(CONSTANTS[e.attr]), "double"
-        if isinstance(e, ast.Subscript):
-            ptr, kind = self.address(e)
-            if kind == BOOL:
-                byte = self.emit(f"load i8, ptr {ptr}", "i8")[0]
-                return self.emit(f"icmp ne i8 {byte}, 0", "i1")
-            return self.emit(f"load double, ptr {ptr}", "double")
-        if isinstance(e, ast.UnaryOp):
-            v = self.expr(e.operand)
-            if isinstance(e.op, ast.USub):
-                if v[1] == "i64":
-                    return self.emit(f"sub i64 0, {v[0]}", "i64") if v[0].startswith("%") \
-                        else (str(-int(v[0])), "i64")
-                return self.emit(f"fneg double {self.as_double(v)}", "double")
-            if isinstance(e.op, ast.Not):
-                return self.emit(f"xor i1 {self.as_bool(v)}, true", "i1")
-            raise Unsupported("unary operator")
-        if isinstance(e, ast.BinOp):
-            return self.binop(e)
-        if isinstance(e, ast.Compare) and len(e.ops) == 1:
-            return self.compare(e.ops[0], self.expr(e.left), self.expr(e.comparators[0]))
-        if isinstance(e, ast.BoolOp):
-            values = [self.as_bool(self.expr(v)) for v in e.values]
-            op = "and" if isinstance(e.op, ast.And) else "or"
-            out = values[0], "i1"
-            for v in values[1:]:
-                out = self.emit(f"{op} i1 {out[0]}, {v}", "i1")
-            return out
-        if isinstance(e, ast.IfExp):
-            test = self.as_bool(self.expr(e.test))
-            a, b = self.expr(e.body), self.expr(e.orelse)
-            if a[1] == b[1] == "i1":
-                return self.emit(f"select i1 {test}, i1 {a[0]}, i1 {b[0]}", "i1")
-            return self.emit(f"select i1 {test}, double {self.as_double(a)}, double "
-                             f"{self.as_double(b)}", "double")
-        if isinstance(e, ast.Call) and not e.keywords:
-            return self.function(e)
-        raise Unsupported(type(e).__name__)
-
-    def binop(self, e: ast.BinOp) -> tuple[str, str]:
-        a, b = self.expr(e.left), self.expr(e.right)
-        op = type(e.op)
-        if a[1] == b[1] == "i64" and op in INT_OPS:
-            return self.emit(f"{INT_OPS[op]} nsw i64 {a[0]}, {b[0]}", "i64")
-        if op in FLOAT_OPS:
-            return self.emit(f"{FLOAT_OPS[op]} double {self.as_double(a)}, "
-                             f"{self.as_double(b)}", "double")
-        if op is ast.Pow:
-            return self.intrinsic("power", [self.as_double(a), self.as_double(b)])
-        raise Unsupported("binary operator")
-
-    def compare(self, op: ast.cmpop, a: tuple[str, str], b: tuple[str, str]
-                ) -> tuple[str, str]:
-        if type(op) not in FCMP:
-            raise Unsupported("comparison")
-        if a[1] == b[1] and a[1] in ("i64", "i1"):
-            return self.emit(f"icmp {ICMP[type(op)]} {a[1]} {a[0]}, {b[0]}", "i1")
-        return self.emit(f"fcmp {FCMP[type(op)]} double {self.as_double(a)}, "
-                         f"{self.as_double(b)}", "i1")
-
-    def function(self, e: ast.Call) -> tuple[str, str]:
-        f = e.func
-        if isinstance(f, ast.Name) and f.id == "abs":
-            name = "abs"
-        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
-                and f.value.id in ("np", "math"):
-            name = f.attr
-        else:
-            raise Unsupported("call")
-        if len(e.args) != (2 if name in ARITY2 else 1):
-            raise Unsupported(f"{name} of {len(e.args)} arguments")
-        args = [self.as_double(self.expr(a)) for a in e.args]
-        if name in ("maximum", "minimum"):  # numpy's: NaN if either is NaN
-            a, b = args
-            nan = self.emit(f"fcmp uno double {a}, {a}", "i1")[0]
-            keep = self.emit(f"fcmp {'oge' if name == 'maximum' else 'ole'} double {a}, {b}",
-                             "i1")[0]
-            other = self.emit(f"select i1 {keep}, double {a}, double {b}", "double")[0]
-            return self.emit(f"select i1 {nan}, double {a}, double {other}", "double")
-        if name == "sign":  # numpy's: 1, -1, 0 for +-0, NaN for NaN
-            x, one = args[0], _double(1.0)
-            pos = self.emit(f"fcmp ogt double {x}, 0.0", "i1")[0]
-            neg = self.emit(f"fcmp olt double {x}, 0.0", "i1")[0]
-            zero = self.emit(f"fcmp oeq double {x}, 0.0", "i1")[0]
-            v = self.emit(f"select i1 {zero}, double 0.0, double {x}", "double")[0]
-            v = self.emit(f"select i1 {neg}, double {_double(-1.0)}, double {v}", "double")[0]
-            return self.emit(f"select i1 {pos}, double {one}, double {v}", "double")
-        return self.intrinsic(name, args)
-
-    def intrinsic(self, name: str, args: list[str]) -> tuple[str, str]:
-        if name in vector_math.CALLS:  # written out in IR: the loop vectorizes
-            self.vector.add(name)
-            self.decls.update(vector_math.DECLARATIONS)
-            return self.emit(f"call double @{vector_math.CALLS[name]}(double {args[0]})",
-                             "double")
-        if name in INTRINSIC:
-            return self.call(INTRINSIC[name], args)
-        if name in LIBM:
-            return self.call(LIBM[name], args)
-        raise Unsupported(f"function {name}")
-
-    def address(self, e: ast.Subscript) -> tuple[str, np.dtype]:
-        """Pointer to the element ``aN[i, j]`` of a C-contiguous array, and its dtype."""
-        if not isinstance(e.value, ast.Name) or e.value.id not in self.params:
-            raise Unsupported("subscript")
-        kind, dtype, shape = self.params[e.value.id]
-        if kind == "scalar":
-            raise Unsupported("subscript of a scalar")
-        index = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-        if len(index) != len(shape):
-            raise Unsupported("partial index")
-        flat: tuple[str, str] = ("0", "i64")
-        for ix, n in zip(index, shape):
-            v = self.expr(ix)
-            if v[1] != "i64":
-                raise Unsupported("index type")
-            if flat[0] == "0":
-                flat = v
-            else:
-                flat = self.emit(f"mul nsw i64 {flat[0]}, {n}", "i64")
-                flat = self.emit(f"add nsw i64 {flat[0]}, {v[0]}", "i64")
-        elem = "i8" if dtype == BOOL else "double"
-        return self.emit(f"getelementptr inbounds {elem}, ptr %{e.value.id}, i64 {flat[0]}",
-                         "ptr")[0], dtype
-
-    # ---------------------------------------------------------------- the function
-    def function_ir(self, symbol: str, fn: ast.FunctionDef) -> str:
+    def function(self, symbol: str) -> str:
         """Two functions: ``@symbol.loops`` on data pointers (``noalias``: LLVM may
         vectorize), and ``@symbol``, called from Python with the numpy arrays themselves,
         which reads their data pointers and calls it (not inlined: the loops keep their
         ``noalias`` arguments through the light pass that peels them)."""
-        self.statements(fn.body)
+        self.loop(0)
         outer, inner, unpack = [], [], []
-        for name, (kind, dtype, shape) in self.params.items():
-            if kind == "scalar":
-                outer.append(f"double %{name}")
-                inner.append(f"double %{name}")
+        for p in self.ir.params:
+            if p.kind == "scalar":
+                outer.append(f"double %{p.name}")
+                inner.append(f"double %{p.name}")
                 continue
-            outer.append(f"ptr %{name}.obj")
-            inner.append(f"ptr noalias {'readonly ' if kind == 'array' else ''}%{name}")
-            unpack += [f"  %{name}.at = getelementptr i8, ptr %{name}.obj, i64 {DATA}",
-                       f"  %{name} = load ptr, ptr %{name}.at"]
-        if self.sums:
+            outer.append(f"ptr %{p.name}.obj")
+            inner.append(f"ptr noalias {'readonly ' if p.kind == 'array' else ''}%{p.name}")
+            unpack += [f"  %{p.name}.at = getelementptr i8, ptr %{p.name}.obj, i64 {DATA}",
+                       f"  %{p.name} = load ptr, ptr %{p.name}.at"]
+        if self.ir.sums:
             outer.append("ptr %sums.obj")
             inner.append("ptr noalias %sums")
             unpack += [f"  %sums.at = getelementptr i8, ptr %sums.obj, i64 {DATA}",
@@ -413,33 +287,24 @@ class _Lowering:
         call_args = ", ".join(f"{'double' if a.startswith('double') else 'ptr'} {n}"
                               for a, n in zip(inner, names))
         slots = [f"  %v.{n} = alloca {ty}" for n, ty in self.slots.items()]
+        sums = [line for k in range(self.ir.sums) for line in
+                (f"  %s.{k} = alloca double", f"  store double 0.0, ptr %s.{k}")]
+        results = [line for k in range(self.ir.sums) for line in (
+            f"  %r.{k} = load double, ptr %s.{k}",
+            f"  %p.{k} = getelementptr double, ptr %sums, i64 {k}",
+            f"  store double %r.{k}, ptr %p.{k}")]
         return "\n".join([
             f"define internal void @{symbol}.loops({', '.join(inner)}) noinline nounwind {{",
-            "entry:",
-            *slots, *self.body, "  ret void", "}", "",
+            "entry:", *slots, *sums, *self.body, *results, "  ret void", "}", "",
             f"define void @{symbol}({', '.join(outer)}) nounwind {{",
             *unpack,
             f"  call void @{symbol}.loops({call_args})", "  ret void", "}",
             *sorted(self.decls)]) + "\n" + vector_math.definitions(self.vector)
 
 
-def kernel_ir(source: str, params: Sequence[tuple], symbol: str) -> tuple[str, int]:
-    """LLVM IR of the kernel whose Python source is ``source`` (:class:`.KernelWriter`'s
-    form), and how many sums it returns; ``params`` per parameter: ``("array" | "out" |
-    "scalar", dtype, shape)``. Raises :class:`Unsupported` outside the float64 scope."""
-    tree = ast.parse(source)
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        raise Unsupported("not one function")
-    fn = tree.body[0]
-    if len(fn.args.args) != len(params):
-        raise Unsupported("parameters")
-    if DATA is None:
-        raise Unsupported("numpy's array layout")
-    for kind, dtype, shape in params:
-        if (kind == "scalar" and dtype != F64) or dtype not in (F64, BOOL):
-            raise Unsupported(f"dtype {dtype}")
-    lowering = _Lowering(fn, list(params))
-    return lowering.function_ir(symbol, fn), lowering.sums
+def kernel_llvm(ir: KernelIR, symbol: str) -> str:
+    """The LLVM IR of a kernel inside :func:`llvm_route`'s scope."""
+    return _Emitter(ir).function(symbol)
 
 
 # -------------------------------------------------------------------- machine code
@@ -511,10 +376,10 @@ class LLVMKernel:
     tuple of its sums (None without sums). The arrays themselves are passed (ctypes'
     ``a.ctypes.data`` costs more than a small kernel), made C-contiguous on the way in."""
 
-    def __init__(self, address: int, params: Sequence[tuple], sums: int) -> None:
-        types = [ctypes.c_double if p[0] == "scalar" else ctypes.py_object for p in params]
+    def __init__(self, address: int, params: Sequence[Param], sums: int) -> None:
+        types = [ctypes.c_double if p.kind == "scalar" else ctypes.py_object for p in params]
         self.fn = ctypes.CFUNCTYPE(None, *types, *[ctypes.py_object] * (sums > 0))(address)
-        self.params, self.sums = [(p[0], p[1]) for p in params], sums
+        self.params, self.sums = [(p.kind, p.dtype) for p in params], sums
 
     def __call__(self, *args: Any) -> tuple[float, ...] | None:
         call = [float(a) if kind == "scalar" else
@@ -528,35 +393,14 @@ class LLVMKernel:
         return tuple(sums.tolist())
 
 
-def _ir(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]
-        ) -> tuple[str, int, list[tuple]] | None:
-    """``(IR, number of sums, parameters)`` of the kernel, None outside the scope."""
-    params = [*inputs, *[("out", np.dtype(d), tuple(s)) for d, s in outputs]]
-    params = [(k, np.dtype(d), tuple(s)) for k, d, s in params]
-    try:
-        return (*kernel_ir(source, params, "KERNEL"), params)
-    except (Unsupported, SyntaxError):
+def lower(ir: KernelIR, cache: Path) -> LLVMKernel | None:
+    """The kernel compiled through LLVM IR (machine code cached in the folder ``cache``),
+    or None outside :func:`llvm_route`'s scope or when LLVM refuses it: then Numba
+    compiles it."""
+    if not llvm_route(ir):
         return None
-
-
-def lowerable(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple]) -> bool:
-    """Whether :func:`lower` takes this kernel (decided without compiling it)."""
-    return importlib.util.find_spec("llvmlite") is not None and \
-        _ir(source, inputs, outputs) is not None
-
-
-def lower(source: str, inputs: Sequence[tuple], outputs: Sequence[tuple], cache: Path
-          ) -> LLVMKernel | None:
-    """The kernel of ``source`` compiled through LLVM IR (machine code cached in the folder
-    ``cache``), or None when it is outside this module's scope (or llvmlite is missing):
-    then Numba compiles it. ``inputs`` per argument: ``("array" | "scalar", dtype,
-    shape)``; ``outputs``: ``(dtype, shape)``."""
-    lowered = _ir(source, inputs, outputs)
-    if lowered is None:
-        return None
-    ir, sums, params = lowered
     try:
-        address = _address(ir, cache)
+        address = _address(kernel_llvm(ir, "KERNEL"), cache)
     except (ImportError, RuntimeError):  # no llvmlite; LLVM refused the IR (a gap here)
         return None
-    return LLVMKernel(address, params, sums)
+    return LLVMKernel(address, ir.params, ir.sums)

@@ -147,7 +147,7 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
     try:
         fused = fused_program(graph, name, parallel) if fuse and not scalar else None
     except RecursionError:  # a kernel whose chain of values is deeper than Python recurses
-        fused, report = None, "run unfused: a fused chain too deep for the kernel writer"
+        fused, report = None, "run unfused: a fused chain too deep for the kernel builder"
     if fused is not None:
         missing = fused[0].kernels and fused[1] is None
         report = fused[0].report() + (" (run unfused: numba missing)" if missing else "")

@@ -6,17 +6,19 @@ As Python floats each line costs ~0.1 µs of interpreter overhead; compiled with
 line by line, type inference over thousands of statements costs seconds per program.
 Here the program becomes *data* instead, a tape:
 
-* ``code``: one row per equation, ``(opcode, a, b, c)``, operands as register numbers;
+* ``code``: one row per scalar operation, ``(opcode, a, b, c)``, operands as register
+  numbers: an equation is the rows of its formula in the lowering registry
+  (:mod:`diffkit.primitives.lowering`), so the VM computes what a fused kernel does;
 * ``regs``: the float64 register file: inputs, then constants, then one register per
-  equation (row ``k`` writes register ``base + k``).
+  row (row ``k`` writes register ``base + k``).
 
-One interpreter, :func:`interpret`, a loop over the rows that switches on the opcode, is
-compiled by Numba once per machine (``cache=True``: later processes load it from Numba's
+One interpreter, :func:`interpret`, a loop over the rows that switches on the opcode
+(generated from the registry's scalar operations, one branch each), is compiled by Numba once per machine (``cache=True``: later processes load it from Numba's
 cache) and runs every tape. Building a program is encoding its graph (milliseconds); a
 call writes the inputs, runs the loop and reads the outputs. Semantics are numpy
 float64's (``error_model="numpy"``): ``log(0.0)`` is ``-inf``, ``0/0`` is nan, an
 overflow is inf, never an exception; comparisons write 1.0 or 0.0 and a boolean output
-comes back as a numpy bool. A graph with an equation the VM has no opcode for keeps the
+comes back as a numpy bool. A graph with an equation that has no lowering keeps the
 plain-float program.
 
 >>> import diffkit.numpy as dnp
@@ -33,137 +35,65 @@ return r6
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .codegen import is_scalar
+from ..primitives.lowering import OPS, ScalarExpr
+from . import formulas
+from .codegen import compile_source, is_scalar
 from .ir import Const, Graph, Var
-from .kernels import numba_or_none
+from .kernels import import_source, numba_or_none
 
-# opcodes (the interpreter tests them in this order: the common ones first)
-(MUL, ADD, SUB, DIV, NEG, SIN, COS, EXP, LOG, TANH, POWER, SQRT, ABS, SIGMOID, SELECT,
- GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, EQUAL, NOT_EQUAL, MAXIMUM, MINIMUM, SIGN, TAN,
- SINH, COSH, ARCSIN, ARCCOS, ARCTAN, ARCSINH, ARCCOSH, ARCTANH, LOG1P, EXPM1, EXP2, ARCTAN2,
- HYPOT) = range(38)
-
-#: primitive name -> (opcode, number of operands)
-OPCODES: dict[str, tuple[int, int]] = {
-    "mul": (MUL, 2), "add": (ADD, 2), "sub": (SUB, 2), "div": (DIV, 2), "neg": (NEG, 1),
-    "sin": (SIN, 1), "cos": (COS, 1), "exp": (EXP, 1), "log": (LOG, 1), "tanh": (TANH, 1),
-    "power": (POWER, 2), "sqrt": (SQRT, 1), "abs": (ABS, 1), "sigmoid": (SIGMOID, 1),
-    "select": (SELECT, 3), "greater": (GREATER, 2), "greater_equal": (GREATER_EQUAL, 2),
-    "less": (LESS, 2), "less_equal": (LESS_EQUAL, 2), "equal": (EQUAL, 2),
-    "not_equal": (NOT_EQUAL, 2), "maximum": (MAXIMUM, 2), "minimum": (MINIMUM, 2),
-    "sign": (SIGN, 1), "tan": (TAN, 1), "sinh": (SINH, 1), "cosh": (COSH, 1),
-    "arcsin": (ARCSIN, 1), "arccos": (ARCCOS, 1), "arctan": (ARCTAN, 1),
-    "arcsinh": (ARCSINH, 1), "arccosh": (ARCCOSH, 1), "arctanh": (ARCTANH, 1),
-    "log1p": (LOG1P, 1), "expm1": (EXPM1, 1), "exp2": (EXP2, 1),
-    "arctan2": (ARCTAN2, 2), "hypot": (HYPOT, 2),
-}
-_NAMES = {op: name for name, (op, _) in OPCODES.items()}
+#: opcode -> scalar operation (the lowering registry's, in its order: common ones first)
+NAMES = list(OPS)
 SIGNATURE = "float64[::1](int32[:, ::1], float64[::1], float64[::1], int32[::1])"
+
+
+def _branch(name: str) -> str:
+    """What row ``op == name`` computes from its operand registers ``a, b, c``: the
+    operation as Python spells it, masks as 1.0 and 0.0."""
+    op = OPS[name]
+    if op.kind == "select":
+        return "b if a != 0.0 else c"
+    text = formulas.python(ScalarExpr(name, tuple(map(ScalarExpr.arg, range(op.arity)))),
+                           ["a", "b", "c"])
+    return f"1.0 if {text} else 0.0" if op.kind == "compare" else text
+
+
+def interpreter_source() -> str:
+    """The interpreter as Python source: a loop over the rows, one branch per operation
+    of :data:`~diffkit.primitives.lowering.OPS`, generated from it."""
+    branches = [f"        {'if' if k == 0 else 'elif'} op == {k}:\n            r = {_branch(n)}"
+                for k, n in enumerate(NAMES[:-1])]
+    branches.append(f"        else:\n            r = {_branch(NAMES[-1])}")
+    return "\n".join([
+        "import math", "", "import numpy as np", "", "",
+        "def interpret(code, regs, inputs, outputs):",
+        "    for i in range(inputs.size):", "        regs[i] = inputs[i]",
+        "    base = regs.size - code.shape[0]",
+        "    for k in range(code.shape[0]):", "        op = code[k, 0]",
+        "        a = regs[code[k, 1]]", "        b = regs[code[k, 2]]",
+        "        c = regs[code[k, 3]]", *branches,
+        "        regs[base + k] = r", "    out = np.empty(outputs.size)",
+        "    for i in range(outputs.size):", "        out[i] = regs[outputs[i]]",
+        "    return out", ""])
+
+
+_compiled: list[Callable[..., np.ndarray]] = []
+_plain: list[Callable[..., np.ndarray]] = []
 
 
 def interpret(code: np.ndarray, regs: np.ndarray, inputs: np.ndarray,
               outputs: np.ndarray) -> np.ndarray:
     """Run a tape: write ``inputs`` to the first registers, then row ``k`` of ``code``
     into register ``base + k``; return the registers ``outputs`` names. Plain Python
-    here; :func:`interpreter` is the same function compiled by Numba."""
-    for i in range(inputs.size):
-        regs[i] = inputs[i]
-    base = regs.size - code.shape[0]
-    for k in range(code.shape[0]):
-        op = code[k, 0]
-        a = regs[code[k, 1]]
-        b = regs[code[k, 2]]
-        if op == MUL:
-            r = a * b
-        elif op == ADD:
-            r = a + b
-        elif op == SUB:
-            r = a - b
-        elif op == DIV:
-            r = a / b
-        elif op == NEG:
-            r = -a
-        elif op == SIN:
-            r = math.sin(a)
-        elif op == COS:
-            r = math.cos(a)
-        elif op == EXP:
-            r = math.exp(a)
-        elif op == LOG:
-            r = math.log(a)
-        elif op == TANH:
-            r = math.tanh(a)
-        elif op == POWER:
-            r = math.pow(a, b)
-        elif op == SQRT:
-            r = math.sqrt(a)
-        elif op == ABS:
-            r = abs(a)
-        elif op == SIGMOID:  # as the primitive computes it: stable for large |x|
-            r = 0.5 * math.tanh(0.5 * a) + 0.5
-        elif op == SELECT:
-            r = b if a != 0.0 else regs[code[k, 3]]
-        elif op == GREATER:
-            r = 1.0 if a > b else 0.0
-        elif op == GREATER_EQUAL:
-            r = 1.0 if a >= b else 0.0
-        elif op == LESS:
-            r = 1.0 if a < b else 0.0
-        elif op == LESS_EQUAL:
-            r = 1.0 if a <= b else 0.0
-        elif op == EQUAL:
-            r = 1.0 if a == b else 0.0
-        elif op == NOT_EQUAL:
-            r = 1.0 if a != b else 0.0
-        elif op == MAXIMUM:  # numpy's: a nan on either side wins
-            r = a if (a >= b or a != a) else b
-        elif op == MINIMUM:
-            r = a if (a <= b or a != a) else b
-        elif op == SIGN:
-            r = 1.0 if a > 0.0 else (-1.0 if a < 0.0 else (0.0 if a == 0.0 else a))
-        elif op == TAN:
-            r = math.tan(a)
-        elif op == SINH:
-            r = math.sinh(a)
-        elif op == COSH:
-            r = math.cosh(a)
-        elif op == ARCSIN:
-            r = math.asin(a)
-        elif op == ARCCOS:
-            r = math.acos(a)
-        elif op == ARCTAN:
-            r = math.atan(a)
-        elif op == ARCSINH:
-            r = math.asinh(a)
-        elif op == ARCCOSH:
-            r = math.acosh(a)
-        elif op == ARCTANH:
-            r = math.atanh(a)
-        elif op == LOG1P:
-            r = math.log1p(a)
-        elif op == EXPM1:
-            r = math.expm1(a)
-        elif op == EXP2:
-            r = math.pow(2.0, a)
-        elif op == ARCTAN2:
-            r = math.atan2(a, b)
-        else:  # HYPOT (encode writes no other opcode)
-            r = math.hypot(a, b)
-        regs[base + k] = r
-    out = np.empty(outputs.size)
-    for i in range(outputs.size):
-        out[i] = regs[outputs[i]]
-    return out
-
-
-_compiled: list[Callable[..., np.ndarray]] = []
+    (:func:`interpreter_source`); :func:`interpreter` is the same function compiled."""
+    if not _plain:
+        _plain.append(compile_source(interpreter_source(), {}, "interpret"))
+    return _plain[0](code, regs, inputs, outputs)
 
 
 def interpreter() -> Callable[..., np.ndarray] | None:
@@ -173,7 +103,9 @@ def interpreter() -> Callable[..., np.ndarray] | None:
         numba = numba_or_none()
         if numba is None:
             return None
-        _compiled.append(numba.njit(SIGNATURE, cache=True, error_model="numpy")(interpret))
+        module = import_source(interpreter_source())
+        _compiled.append(numba.njit(SIGNATURE, cache=True, error_model="numpy")(
+            module.interpret))
     return _compiled[0]
 
 
@@ -212,56 +144,71 @@ class Bytecode:
         base = len(self.regs) - len(self.code)
         lines = [f"r{r} = {float(self.regs[r])!r}" for r in range(self.n_inputs, base)]
         for k, (op, *ins) in enumerate(self.code.tolist()):
-            args = ", ".join(f"r{r}" for r in ins[:OPCODES[_NAMES[op]][1]])
-            lines.append(f"r{base + k} = {_NAMES[op]}({args})")
+            args = ", ".join(f"r{r}" for r in ins[:OPS[NAMES[op]].arity])
+            lines.append(f"r{base + k} = {NAMES[op]}({args})")
         shown = [repr(self.fixed[k]) if k in self.fixed else f"r{r}"
                  for k, r in enumerate(self.outputs.tolist())]
         return "\n".join(lines + [f"return {', '.join(shown)}"])
 
 
 def _number(a: Any) -> float | None:
-    """A literal or 0-d constant operand as a float (None: not a real number, or an
-    integer a float64 does not hold exactly)."""
-    v = a.value if isinstance(a, Const) else a
-    if isinstance(v, np.ndarray) and v.ndim == 0:
-        v = v[()]
-    if isinstance(v, (bool, np.bool_, float, np.floating)):
-        return float(v)
-    if isinstance(v, (int, np.integer)) and abs(int(v)) <= 2 ** 53:
-        return float(v)
-    return None
+    """A number operand as a float (None: not a real number, or an integer a float64 does
+    not hold exactly)."""
+    v = formulas.constant(a)
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 53:
+        return None
+    return None if v is None else float(v)
 
 
 def encode(graph: Graph) -> Bytecode | None:
     """``graph`` as a tape (run by plain Python until :func:`scalar_program` gives it the
-    compiled interpreter), or None when some equation has no opcode."""
+    compiled interpreter), or None when some equation has no lowering. Each equation
+    becomes the rows of its formula (the lowering registry's): ``sigmoid`` is four."""
     if not is_scalar(graph):
         return None
-    base = len(graph.inputs)
-    consts: dict[bytes, int] = {}  # constants by their bits (0.0 and -0.0 apart)
+    rows: list[tuple[str, list[Any]]] = []   # operation, operands: Var, ("c", bits), row
+    value: dict[Var, Any] = {v: v for v in graph.inputs}
+    consts: dict[bytes, None] = {}           # constants by their bits (0.0 and -0.0 apart)
+
+    def lay(f: ScalarExpr, operands: list[Any], done: dict[int, Any]) -> Any:
+        """The rows of ``f``: a subtree a formula shares (``m`` in numpy's mod) once."""
+        if f.op == "arg":
+            return operands[f.value]
+        if f.op == "const":
+            bits = np.float64(f.value).tobytes()
+            consts[bits] = None
+            return ("c", bits)
+        if id(f) not in done:
+            rows.append((f.op, [lay(a, operands, done) for a in f.args]))
+            done[id(f)] = len(rows) - 1
+        return done[id(f)]
+
     for e in graph.eqns:
-        op = OPCODES.get(e.prim.name)
-        if op is None or e.params or len(e.inputs) != op[1]:
+        f = formulas.of(e)
+        if f is None:
             return None
+        operands = []
         for a in e.inputs:
-            if not isinstance(a, Var):
-                v = _number(a)
-                if v is None:
-                    return None
-                consts.setdefault(np.float64(v).tobytes(), base + len(consts))
+            v = _number(a) if not isinstance(a, Var) else None
+            if v is None and not isinstance(a, Var):
+                return None
+            operands.append(value[a] if isinstance(a, Var) else lay(ScalarExpr.const(v), [], {}))
+        value[e.out] = lay(f, operands, {})
+    base = len(graph.inputs)
+    const_reg = {bits: base + k for k, bits in enumerate(consts)}
     first = base + len(consts)
-    regs: dict[Var, int] = {v: k for k, v in enumerate(graph.inputs)}
-    regs.update((e.out, first + k) for k, e in enumerate(graph.eqns))
+    regs = {v: k for k, v in enumerate(graph.inputs)}
 
-    def operand(a: Any) -> int:
-        return regs[a] if isinstance(a, Var) else consts[np.float64(_number(a)).tobytes()]
+    def register(ref: Any) -> int:
+        if isinstance(ref, int):
+            return first + ref
+        return const_reg[ref[1]] if isinstance(ref, tuple) else regs[ref]
 
-    rows = [(OPCODES[e.prim.name][0], *map(operand, e.inputs), *[0] * (3 - len(e.inputs)))
-            for e in graph.eqns]
+    code = [(NAMES.index(op), *map(register, ins), *[0] * (3 - len(ins))) for op, ins in rows]
     outputs, bools, fixed = [], [], {}
     for k, a in enumerate(graph.outputs):
         if isinstance(a, Var):
-            outputs.append(regs[a])
+            outputs.append(register(value[a]))
             if a.dtype == np.bool_:
                 bools.append(k)
         else:  # a constant result: handed back as the plain-float program would
@@ -269,10 +216,10 @@ def encode(graph: Graph) -> Bytecode | None:
             fixed[k] = np.float64(v) if type(v) is float else np.bool_(v) if type(v) is bool \
                 else v
             outputs.append(0)
-    file = np.zeros(max(first + len(rows), 1))  # (never empty: outputs read a register)
+    file = np.zeros(max(first + len(code), 1))  # (never empty: outputs read a register)
     file[base:first] = np.frombuffer(b"".join(consts), np.float64)
-    code = np.array(rows, np.int32).reshape(len(rows), 4)
-    return Bytecode(code, file, np.array(outputs, np.int32), base, bools, fixed)
+    return Bytecode(np.array(code, np.int32).reshape(len(code), 4), file,
+                    np.array(outputs, np.int32), base, bools, fixed)
 
 
 def scalar_program(graph: Graph) -> tuple[Bytecode | None, str]:
@@ -280,8 +227,8 @@ def scalar_program(graph: Graph) -> tuple[Bytecode | None, str]:
     ``(None, why it runs on plain floats)``."""
     tape = encode(graph)
     if tape is None:
-        missing = sorted({e.prim.name for e in graph.eqns if e.prim.name not in OPCODES})
-        why = (f"no VM opcode for {', '.join(missing)}" if missing else
+        missing = sorted({e.prim.name for e in graph.eqns if formulas.of(e) is None})
+        why = (f"no lowering for {', '.join(missing)}" if missing else
                "an operand or parameter the VM does not take")
         return None, f"scalar program on plain floats ({why})"
     run = interpreter()

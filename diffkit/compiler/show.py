@@ -22,9 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
+from ..core import Primitive
+from ..primitives.lowering import LOWERING, NOT_ELEMENTWISE, NOT_LOWERED, OPS, numpy_call
+from . import formulas, vector_math
 from .autodiff import linearize, seed
 from ..interpreters.tracer import input_names, trace
+from .ir import Eqn, Graph, Var
 from .program import Program, build
+from .scalar_vm import encode
 
 
 def adjoint_program(fun: Callable, args: Sequence[Any], names: Sequence[str] | None = None,
@@ -45,3 +52,51 @@ def adjoint_program(fun: Callable, args: Sequence[Any], names: Sequence[str] | N
     return build(value_and_adjoints, tuple(args), names=names, floats=False,
                  reuse_buffers=reuse_buffers)
 
+
+
+def compiled_rules(prim: Primitive, arity: int) -> list[str]:
+    """How ``prim`` (on ``arity`` operands ``x0, x1 ...``) runs on each of the compiler's
+    targets, read from the lowering registry (what ``diffkit rules NAME`` prints).
+
+    >>> from diffkit.primitives import sigmoid
+    >>> print("\\n".join(compiled_rules(sigmoid, 1)[:3]))
+    scalar formula: add(mul(0.5, tanh(mul(0.5, x0))), 0.5)
+    numpy (unfused program): sigmoid(x0), its implementation
+    fused kernel, LLVM route (float64): inline arithmetic, calls @tanh
+    """
+    args = [f"x{k}" for k in range(arity)]
+    template = numpy_call(prim.name, prim.ufunc)
+    numpy = (template.format(*args, args=", ".join(args)) if template else
+             f"{prim.name}({', '.join(args)}), its implementation")
+    if prim.name not in LOWERING:
+        why = ("not elementwise" if prim.name in NOT_ELEMENTWISE or not prim.broadcasts
+               else NOT_LOWERED.get(prim.name, "no lowering yet"))
+        return [f"numpy (unfused program and between kernels): {numpy}",
+                f"not in fused kernels nor on the tape VM: {why}"]
+    f64 = np.dtype(np.float64)
+    ins = [Var(k, (), f64, a) for k, a in enumerate(args)]
+    out = Var(arity, (), f64)
+    e = Eqn(prim, tuple(ins), out)
+    f = formulas.of(e)
+    ops = [OPS[g.op] for g in _nodes(f) if g.op in OPS]
+    calls = sorted({vector_math.CALLS.get(op.c) or op.llvm or op.c for op in ops
+                    if op.kind == "call"})  # (dk_exp ...: IR of vector_math.py, vectorizes)
+    llvm = ", ".join((["inline arithmetic"] if any(op.kind != "call" for op in ops) else [])
+                     + ([f"calls {', '.join('@' + c for c in calls)}"] if calls else []))
+    tape = encode(Graph(ins, [e], [out]))
+    rule = LOWERING[prim.name]
+    bound = (f"within {rule.ulps} ulps of numpy's value" + (
+        f" (of {rule.at_least} where the value is smaller)" if rule.at_least else "") +
+        ": numpy (its SIMD routines) or the kernel (vector_math.py) computes a function "
+        "it calls with a vectorized routine")
+    return [f"scalar formula: {f}", f"numpy (unfused program): {numpy}",
+            f"fused kernel, LLVM route (float64): {llvm}",
+            f"fused kernel, Numba route (float32, integers): {formulas.python(f, args, False)}",
+            f"plain floats (and Numba on float64): {formulas.python(f, args)}",
+            "tape VM rows:", *("  " + line for line in tape.listing().splitlines()),
+            f"fused against unfused: {bound if rule.ulps else 'bit for bit'}"]
+
+
+def _nodes(f: Any) -> list[Any]:
+    """Every node of a scalar expression tree."""
+    return [f, *(n for a in f.args for n in _nodes(a))]

@@ -63,7 +63,7 @@ def _tanh_series(terms: int) -> list[float]:
             for n in range(1, terms + 1)]
 
 
-class _Writer:
+class _Lines:
     """Numbered SSA lines of one function."""
 
     def __init__(self) -> None:
@@ -89,7 +89,7 @@ class _Writer:
                 f"  ret double {result}\n}}\n")
 
 
-def _exp_body(w: _Writer, x: str) -> str:
+def _exp_body(w: _Lines, x: str) -> str:
     """e^x for any double x (NaN stays NaN, +inf → inf, −inf → 0)."""
     nan = w(f"fcmp uno double {x}, {x}")
     low = w(f"select i1 {w(f'fcmp olt double {x}, {_hex(-746.0)}')}, double {_hex(-746.0)}, "
@@ -113,7 +113,7 @@ def _exp_body(w: _Writer, x: str) -> str:
     return w(f"select i1 {nan}, double {x}, double {z}")
 
 
-def _log_parts(w: _Writer, x: str) -> tuple[str, str]:
+def _log_parts(w: _Lines, x: str) -> tuple[str, str]:
     """(e as a double, log(1 + f)) with x = 2^e (1 + f), √2/2 ≤ 1 + f < √2, for finite
     x > 0 (subnormals scaled by 2^54 first)."""
     tiny = w(f"fcmp olt double {x}, {_hex(2.0**-1022)}")
@@ -135,7 +135,7 @@ def _log_parts(w: _Writer, x: str) -> tuple[str, str]:
     return w(f"sitofp i64 {e_int} to double"), log1pf
 
 
-def _log_special(w: _Writer, x: str, value: str) -> str:
+def _log_special(w: _Lines, x: str, value: str) -> str:
     """log's value at the edges: NaN for x < 0 or NaN, −inf at 0, inf at inf."""
     inf, nan = _hex(math.inf), _hex(math.nan)
     v = w(f"select i1 {w(f'fcmp oeq double {x}, {inf}')}, double {inf}, double {value}")
@@ -143,14 +143,14 @@ def _log_special(w: _Writer, x: str, value: str) -> str:
     return w(f"select i1 {w(f'fcmp ult double {x}, 0.0')}, double {nan}, double {v}")
 
 
-def _log(w: _Writer) -> str:
+def _log(w: _Lines) -> str:
     e, log1pf = _log_parts(w, "%x")
     hi = w(f"fmul double {e}, {_hex(LN2_HI)}")
     lo = w(f"fmul double {e}, {_hex(LN2_LO)}")
     return _log_special(w, "%x", w(f"fadd double {hi}, {w(f'fadd double {log1pf}, {lo}')}"))
 
 
-def _log1p(w: _Writer) -> str:
+def _log1p(w: _Lines) -> str:
     u = w("fadd double 1.0, %x")
     # Fast2Sum of the larger and the smaller of (1, x): c is exactly 1 + x − u
     big = w(f"select i1 {w('fcmp ogt double %x, 1.0')}, double %x, double 1.0")
@@ -164,11 +164,11 @@ def _log1p(w: _Writer) -> str:
     return _log_special(w, u, value)
 
 
-def _exp(w: _Writer) -> str:
+def _exp(w: _Lines) -> str:
     return _exp_body(w, "%x")
 
 
-def _tanh(w: _Writer) -> str:
+def _tanh(w: _Lines) -> str:
     a = w("call double @llvm.fabs.f64(double %x)")
     # small |x|: x + x³ (c_2 + c_3 x² + …)
     x2 = w("fmul double %x, %x")
@@ -193,7 +193,7 @@ DECLARATIONS = ("declare double @llvm.rint.f64(double)", "declare double @llvm.f
 
 def definition(name: str) -> str:
     """One function's IR: ``define internal double @dk_<name>(double %x) …``."""
-    w = _Writer()
+    w = _Lines()
     return w.function(CALLS[name], _BODIES[name](w))
 
 

@@ -25,18 +25,16 @@ import numpy as np
 from ..core import Box, DiffkitError, Primitive, bind, primal
 
 
-def _comparison(name: str, ufunc: np.ufunc, symbol: str) -> Primitive:
-    prim = Primitive(name, ufunc, broadcasts=True, ufunc=ufunc)
-    prim.symbol = symbol  # how generated code writes it: v3 = v1 > v2
-    return prim
+def _comparison(name: str, ufunc: np.ufunc) -> Primitive:
+    return Primitive(name, ufunc, broadcasts=True, ufunc=ufunc)
 
 
-greater = _comparison("greater", np.greater, ">")
-greater_equal = _comparison("greater_equal", np.greater_equal, ">=")
-less = _comparison("less", np.less, "<")
-less_equal = _comparison("less_equal", np.less_equal, "<=")
-equal = _comparison("equal", np.equal, "==")
-not_equal = _comparison("not_equal", np.not_equal, "!=")
+greater = _comparison("greater", np.greater)
+greater_equal = _comparison("greater_equal", np.greater_equal)
+less = _comparison("less", np.less)
+less_equal = _comparison("less_equal", np.less_equal)
+equal = _comparison("equal", np.equal)
+not_equal = _comparison("not_equal", np.not_equal)
 
 COMPARISONS = {np.greater: greater, np.greater_equal: greater_equal, np.less: less,
                np.less_equal: less_equal, np.equal: equal, np.not_equal: not_equal}

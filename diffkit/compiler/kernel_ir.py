@@ -1,0 +1,316 @@
+"""One fused kernel as a small typed program: what both kernel renderers read.
+
+A :class:`~.fusion.Kernel` is a loop nest over its domain; :func:`build` writes the body
+of its innermost loop as a list of :class:`Instr`: each computes one value (``result``,
+of ``dtype``) from operands that are earlier results, scalar parameters or numbers.
+The operations are the lowering registry's scalar operations
+(:data:`~diffkit.primitives.lowering.OPS`: an equation becomes the instructions of its
+formula) and five of the loop's own:
+
+* ``load``: ``(array, index)``, the element of an input array at an index whose axes are
+  ``("i", axis, offset)`` (the loop variable plus an offset) or ``("c", k)``;
+* ``store``: ``(out, value)``, the value into an output array at the loop's index;
+* ``add_to``: ``(k, value)``, the value added to the kernel's sum ``k``;
+* ``set``: ``(value,)``, a mutable value set again inside a test (a slice's adjoint);
+* ``if``: ``(tests, body)``, ``body`` only where every test ``(axis, "<" | ">=", bound)``
+  on the loop variables holds (the edges of shifted slices).
+
+Every fused value is computed at the index where it is needed, once per scope, so
+intermediates never travel through memory. Nothing here is text: :mod:`.llvm_kernels`
+renders the list as LLVM IR, :mod:`.kernels` as Numba source.
+
+>>> import numpy as np, diffkit.numpy as dnp
+>>> from diffkit.compiler.fusion import fuse
+>>> from diffkit.interpreters.tracer import trace
+>>> plan = fuse(trace(lambda x: dnp.sigmoid(x) * x, (np.ones(4),)))
+>>> print(build(plan, plan.kernels[0]).listing())
+k0(a0: f64[4], o0: f64[4] out) over (4,):
+  t1: f64 = load(a0, [i0])
+  t2: f64 = mul(0.5, t1)
+  t3: f64 = tanh(t2)
+  t4: f64 = mul(0.5, t3)
+  t5: f64 = add(t4, 0.5)
+  t6: f64 = mul(t5, t1)
+  store(o0, t6)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ..primitives.lowering import OPS, ScalarExpr
+from . import formulas
+from .fusion import VIEWS, FusionPlan, Kernel, basic_index, operand_index, root_shape
+from .ir import Atom, Const, Eqn, Var
+
+BOOL = np.dtype(np.bool_)
+Operand = Union[str, int, float, bool]   # a result's or scalar parameter's name, or a number
+Index = tuple  # per axis: ("i", axis, offset) = loop variable + offset, or ("c", k)
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One operation of a kernel's body (see the module doc for ``op`` and ``args``)."""
+
+    op: str
+    result: str | None
+    args: tuple
+    dtype: np.dtype | None
+
+    def text(self, depth: int = 1) -> list[str]:
+        pad = "  " * depth
+        if self.op == "if":
+            tests, body = self.args
+            head = " and ".join(f"i{a} {cmp} {n}" for a, cmp, n in tests)
+            return [f"{pad}if {head}:", *(line for i in body for line in i.text(depth + 1))]
+        args = [f"[{', '.join(index_text(i) for i in a)}]" if isinstance(a, tuple) else str(a)
+                for a in self.args]
+        call = f"{self.op}({', '.join(args)})"
+        return [f"{pad}{self.result}: {short(self.dtype)} = {call}" if self.result else pad + call]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel argument: an input ``array`` or ``scalar`` (``a0, a1 ...``) or an ``out``
+    array it writes (``o0 ...``)."""
+
+    name: str
+    kind: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+@dataclass(eq=False)
+class KernelIR:
+    """A kernel's loop nest (``domain``), parameters, body and number of sums; ``atoms``
+    are the graph's values passed for the input parameters, in order."""
+
+    name: str
+    domain: tuple[int, ...]
+    params: list[Param]
+    body: list[Instr]
+    sums: int
+    atoms: list[Atom]
+
+    def instructions(self) -> list[Instr]:
+        """Every instruction, those inside tests included."""
+        out, todo = [], list(self.body)
+        while todo:
+            i = todo.pop(0)
+            out.append(i)
+            if i.op == "if":
+                todo[:0] = list(i.args[1])
+        return out
+
+    def listing(self) -> str:
+        params = ", ".join(f"{p.name}: {short(p.dtype)}{list(p.shape) if p.shape else ''}"
+                           f"{' out' if p.kind == 'out' else ''}" for p in self.params)
+        lines = [f"{self.name}({params}) over {self.domain}:"]
+        lines += [line for i in self.body for line in i.text()]
+        return "\n".join(lines + ([f"  return {self.sums} sums"] if self.sums else []))
+
+
+def short(dtype: np.dtype | None) -> str:
+    """``f64``, ``f32``, ``i64``, ``bool``."""
+    if dtype is None:
+        return ""
+    return "bool" if dtype == BOOL else f"{dtype.kind}{dtype.itemsize * 8}"
+
+
+def index_text(ix: tuple) -> str:
+    """``i0 + 1`` or ``3``: one axis of an index as Python writes it."""
+    if ix[0] == "c":
+        return str(ix[1])
+    off = ix[2]
+    return f"i{ix[1]}" + (f" + {off}" if off > 0 else f" - {-off}" if off < 0 else "")
+
+
+def _shift(ix: tuple, by: int) -> tuple:
+    return ("i", ix[1], ix[2] + by) if ix[0] == "i" else ("c", ix[1] + by)
+
+
+class _Builder:
+    """Writes one kernel's body: each value at the index where it is needed."""
+
+    def __init__(self, plan: FusionPlan, kernel: Kernel) -> None:
+        self.plan, self.kernel = plan, kernel
+        self.args: dict[Any, str] = {}   # Var or id(Const) -> parameter name
+        self.params: list[Param] = []
+        self.atoms: list[Atom] = []
+        self.block: list[Instr] = []
+        self.scopes: list[dict] = [{}]
+        self.ranges = [(0, n) for n in kernel.domain]
+        self.tmp = 0
+
+    def arg(self, a: Var | Const) -> str:
+        key = a if isinstance(a, Var) else id(a)
+        if key not in self.args:
+            self.args[key] = name = f"a{len(self.args)}"
+            self.atoms.append(a)
+            self.params.append(Param(name, "scalar" if len(a.shape) == 0 else "array",
+                                     a.dtype, tuple(a.shape)))
+        return self.args[key]
+
+    def emit(self, op: str, args: tuple, dtype: np.dtype | None) -> str:
+        self.tmp += 1
+        name = f"t{self.tmp}"
+        self.block.append(Instr(op, name, args, dtype))
+        return name
+
+    def known(self, key: Any) -> Operand | None:
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def recomputed(self, v: Var) -> bool:
+        e = self.plan.fusible.get(v)
+        return e is not None and e.prim.name != "sum" and \
+            self.plan.materialized.get(v, self.kernel.stage) >= self.kernel.stage
+
+    def value(self, a: Atom, idx: Index) -> Operand:
+        """The element of ``a`` at ``idx``: a number, a scalar parameter or a result."""
+        number = formulas.constant(a) if not isinstance(a, Var) else None
+        if number is not None:
+            return number
+        if isinstance(a, Var) and self.recomputed(a):
+            e = self.plan.fusible[a]
+            if e.prim.name in VIEWS:  # a view or a slice's adjoint: no new value
+                return self.view(e, idx)
+            key = (a, idx)
+            name = self.known(key)
+            if name is None:
+                name = self.scopes[-1][key] = self.compute(e, idx)
+            return name
+        if len(a.shape) == 0:
+            return self.arg(a)
+        key = ("read", a if isinstance(a, Var) else id(a), idx)
+        name = self.known(key)
+        if name is None:
+            name = self.scopes[-1][key] = self.emit("load", (self.arg(a), idx), a.dtype)
+        return name
+
+    def compute(self, e: Eqn, idx: Index) -> Operand:
+        """An elementwise equation at ``idx``: the instructions of its formula."""
+        ops = [self.value(a, operand_index(e, k, idx)) for k, a in enumerate(e.inputs)]
+        done: dict[int, Operand] = {}
+
+        def lay(f: ScalarExpr) -> Operand:
+            if f.op == "arg":
+                return ops[f.value]
+            if f.op == "const":
+                return f.value
+            if id(f) not in done:
+                args = tuple(lay(a) for a in f.args)
+                dtype = BOOL if OPS[f.op].kind == "compare" else e.out.dtype
+                done[id(f)] = self.emit(f.op, args, dtype)
+            return done[id(f)]
+
+        return lay(formulas.of(e))
+
+    def view(self, e: Eqn, idx: Index) -> Operand:
+        if e.prim.name == "broadcast_to":
+            return self.value(e.inputs[0], operand_index(e, 0, idx))
+        if e.prim.name == "scatter_add":
+            return self.scatter(e, idx)
+        x = e.inputs[0]
+        spec, out_axis, x_idx = basic_index(e.params["idx"], x.shape), 0, []
+        for s in spec:
+            if s[0] == "new":
+                out_axis += 1
+            elif s[0] == "int":
+                x_idx.append(("c", s[1]))
+            else:
+                x_idx.append(_shift(idx[out_axis], s[1]))
+                out_axis += 1
+        return self.value(x, tuple(x_idx))
+
+    def scatter(self, e: Eqn, idx: Index) -> Operand:
+        """``scatter_add(u, idx)`` at ``idx``: ``u`` at the shifted index where the slice
+        covers it, else 0 (the gather form of a slice's adjoint)."""
+        conds, u_idx, out_axis = [], [], 0
+        for s in basic_index(e.params["idx"], e.params["shape"]):
+            if s[0] == "new":
+                u_idx.append(("c", 0))
+                continue
+            ix = idx[out_axis]
+            out_axis += 1
+            if s[0] == "int":
+                conds += [self.cond(ix, ">=", s[1]), self.cond(ix, "<", s[1] + 1)]
+            else:
+                conds += [self.cond(ix, ">=", s[1]), self.cond(ix, "<", s[2])]
+                u_idx.append(_shift(ix, -s[1]))
+        if False in conds:
+            return 0.0
+        tests = [c for c in conds if c is not True]
+        if not tests:
+            return self.value(e.inputs[0], tuple(u_idx))
+        out = self.emit("set", (0.0,), e.out.dtype)
+        self.guarded(tests, lambda: self.block.append(
+            Instr("set", out, (self.value(e.inputs[0], tuple(u_idx)),), e.out.dtype)))
+        return out
+
+    def cond(self, ix: tuple, op: str, bound: int) -> bool | tuple:
+        """``ix op bound`` decided from the loop's range, else the test ``(axis, op, at)``."""
+        if ix[0] == "c":
+            return ix[1] >= bound if op == ">=" else ix[1] < bound
+        axis, off = ix[1], ix[2]
+        lo, hi = self.ranges[axis]
+        at = bound - off
+        if lo >= at:
+            return op == ">="
+        if hi - 1 < at:
+            return op == "<"
+        return (axis, op, at)
+
+    def guarded(self, tests: list[tuple], body: Callable[[], None]) -> None:
+        outer, self.block = self.block, []
+        self.scopes.append({})
+        body()
+        self.scopes.pop()
+        inner, self.block = self.block, outer
+        self.block.append(Instr("if", None, (tuple(tests), tuple(inner)), None))
+
+    def loop_body(self) -> None:
+        """Each root at the loop's index: the outputs stored, the sums added to (roots
+        of the full domain first: their values are shared with the guarded ones)."""
+        k, dom = self.kernel, self.kernel.domain
+        full = tuple(("i", a, 0) for a in range(len(dom)))
+        roots = [(v.shape, v, None) for v in k.outputs] + \
+                [(root_shape(e), None, e) for e in k.reductions]
+        roots.sort(key=lambda r: r[0] != dom)
+        for shape, v, e in roots:
+            guard = [self.cond(("i", a, 0), "<", n) for a, n in enumerate(shape)]
+            if False in guard:
+                continue
+
+            def body(v: Var | None = v, e: Eqn | None = e) -> None:
+                if v is not None:
+                    value = self.value(v, full)
+                    self.block.append(Instr("store", None, (f"o{k.outputs.index(v)}", value),
+                                            v.dtype))
+                else:
+                    value = self.value(e.inputs[0], full)
+                    self.block.append(Instr("add_to", None, (k.reductions.index(e), value),
+                                            e.out.dtype))
+            tests = [g for g in guard if g is not True]
+            if tests:
+                self.guarded(tests, body)
+            else:
+                body()
+
+
+def build(plan: FusionPlan, kernel: Kernel) -> KernelIR:
+    """The typed program of one kernel of ``plan``."""
+    b = _Builder(plan, kernel)
+    b.loop_body()
+    outs = [Param(f"o{k}", "out", v.dtype, tuple(v.shape)) for k, v in enumerate(kernel.outputs)]
+    return KernelIR(kernel.name, kernel.domain, b.params + outs, b.block,
+                    len(kernel.reductions), b.atoms)
+
+
+__all__ = ["Instr", "KernelIR", "Param", "build", "index_text"]
