@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ..primitives.lowering import OPS, ScalarExpr
-from . import formulas
+from . import formulas, vector_math
 from .codegen import _Writer, compile_source
 from .fusion import FusionPlan, fuse
 from .ir import Atom, Const, Eqn, Graph, Var
@@ -91,8 +91,10 @@ PARALLEL_MIN_SIZE = 100_000
 #: ... with at least one C library call (~10-20 ns each) per this many array elements it
 #: reads or writes (~1 ns each at one core's memory bandwidth)
 ACCESSES_PER_CALL = 4
-#: functions of a few cycles, which do not make a loop compute-bound
-CHEAP_CALLS = {"fabs", "floor", "ceil", "rint", "copysign", "sqrt"}
+#: functions of a few cycles, which do not make a loop compute-bound; exp, log, log1p and
+#: tanh vectorize on the one-thread LLVM route (vector_math.py: ~1-2 ns each), faster than
+#: the C library's scalar calls a threaded (Numba) kernel makes on two cores
+CHEAP_CALLS = {"fabs", "floor", "ceil", "rint", "copysign", "sqrt", *vector_math.CALLS}
 
 
 def threads_pay(ir: KernelIR) -> bool:
