@@ -219,3 +219,16 @@ def test_show_code_names_the_route_compile_plan_takes(capsys):
         f = dk.jit(lambda x: dk.grad(rosenbrock)(x), fuse=True)
         f(x)
         assert predicted.report().endswith(route) and f.program(x).fusion.endswith(route)
+
+
+def test_kernel_routes_label_a_route_without_rendering_a_kernel(monkeypatch):
+    from diffkit.compiler.fusion import fuse
+    from diffkit.compiler.show import adjoint_program
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("kernel_routes rendered a kernel")
+
+    monkeypatch.setattr(llvm_kernels, "kernel_llvm", refuse)
+    monkeypatch.setattr(kernels, "numba_source", refuse)
+    plan = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (np.ones(7),)).graph))
+    assert plan.report().endswith("[llvm]")

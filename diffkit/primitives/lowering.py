@@ -140,7 +140,8 @@ class ScalarExpr:
 def apply(op: str, *args: Any) -> ScalarExpr:
     """The formula ``op(*args)`` (numbers become constants)."""
     assert op in OPS and len(args) == OPS[op].arity, op
-    return ScalarExpr(op, tuple(a if isinstance(a, ScalarExpr) else ScalarExpr.const(a) for a in args))
+    return ScalarExpr(op, tuple(a if isinstance(a, ScalarExpr) else ScalarExpr.const(a)
+                                for a in args))
 
 
 @dataclass(frozen=True)
