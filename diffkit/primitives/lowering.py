@@ -11,7 +11,8 @@ Each reads this one registry, so they cannot drift apart:
   gives the unfused program's numbers: bit for bit where numpy's loop calls the C library,
   within :attr:`Lowering.ulps` where numpy has its own vectorized routine (see ``ulps``).
 * ``numpy`` — how generated numpy code writes it (``{0} + {1}``); by default the
-  primitive's ufunc (``np.sin({0})``), else a call of its implementation.
+  primitive's ufunc (``np.sin({0})``), else a call of its implementation. Structural
+  primitives numpy spells itself (``x[1:]``, ``a @ b``) are in :data:`LIBRARY`.
 
 An elementwise primitive without a formula is in :data:`NOT_LOWERED` with the reason: it
 stays a library call between kernels (and a scalar program using it runs on plain
@@ -158,6 +159,28 @@ class Lowering:
     at_least: float = 0.0
 
 
+@dataclass(frozen=True)
+class LibraryCall:
+    """How generated numpy code writes a primitive that is not elementwise: ``numpy``,
+    with ``{0}, {1}`` its operands and ``{name}`` its parameters, where ``when`` (of the
+    operands' shapes) holds; elsewhere generated code calls the primitive's implementation."""
+
+    numpy: str
+    when: Callable[..., bool] | None = None
+
+
+#: the structural primitives numpy spells itself (each a library call between kernels)
+LIBRARY: dict[str, LibraryCall] = {
+    "getitem": LibraryCall("{0}[{idx}]"),
+    "reshape": LibraryCall("np.reshape({0}, {shape})"),
+    "transpose": LibraryCall("np.transpose({0}, {axes})"),
+    "broadcast_to": LibraryCall("np.broadcast_to({0}, {shape})"),
+    "sum": LibraryCall("np.sum({0}, axis={axis}, keepdims={keepdims})"),
+    # (a stack of matrices: matmul's implementation makes it one product)
+    "matmul": LibraryCall("{0} @ {1}", when=lambda x, y: len(x) == len(y) == 2),
+}
+
+
 def numpy_call(name: str, ufunc: Any) -> str | None:
     """The numpy source template of a primitive (``{0}`` its first operand), or None:
     generated code calls its implementation."""
@@ -165,12 +188,6 @@ def numpy_call(name: str, ufunc: Any) -> str | None:
     if rule is not None and rule.numpy:
         return rule.numpy
     return None if ufunc is None else "np." + ufunc.__name__ + "({args})"
-
-
-def formula(name: str, arity: int) -> ScalarExpr | None:
-    """The formula of primitive ``name`` on arguments ``x0 .. x{arity-1}``, or None."""
-    rule = LOWERING.get(name)
-    return None if rule is None else rule.formula(*(ScalarExpr.arg(k) for k in range(arity)))
 
 
 # ------------------------------------------------------------------------ the registry
@@ -299,5 +316,5 @@ NOT_LOWERED: dict[str, str] = {
 NOT_ELEMENTWISE = {"matmul"}
 
 
-__all__ = ["LOWERING", "NOT_ELEMENTWISE", "NOT_LOWERED", "OPS", "ScalarExpr", "Lowering", "Op",
-           "apply", "formula", "numpy_call"]
+__all__ = ["LIBRARY", "LOWERING", "NOT_ELEMENTWISE", "NOT_LOWERED", "OPS", "LibraryCall",
+           "Lowering", "Op", "ScalarExpr", "apply", "numpy_call"]
