@@ -211,8 +211,11 @@ def test_show_code_names_the_route_compile_plan_takes(capsys):
         main(["show", "--code", "rosenbrock", "--dim", "7"])
     except SystemExit as exc:
         assert exc.code in (0, None)
+    out = capsys.readouterr().out
     assert ("fused (dk.jit(f, fuse=True)): 1 kernel, 0 library calls: k0 = 19 ops over (7,) "
-            "-> x_bar, sum->v10 [llvm]") in capsys.readouterr().out
+            "-> x_bar, sum->v10 [llvm]") in out
+    assert "k0(a0: f64[7], o0: f64[7] out) over (7,):" in out  # the kernel's typed program
+    assert "    t5: f64 = load(a0, [i0 + 1])" in out and "  store(o0, t18)" in out
     for dtype, route in ((np.float64, "[llvm]"), (np.float32, "[numba]")):
         x = np.linspace(-1.0, 1.0, 7, dtype=dtype)
         predicted = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (x,)).graph))
