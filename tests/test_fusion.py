@@ -360,3 +360,17 @@ def test_a_chain_of_thousands_of_operations_is_one_kernel():
         x, dx = 0.9 * np.sin(x) + 0.1 * x, (0.9 * np.cos(x) + 0.1) * dx
     assert_close(got, dx, rtol=1e-12)
     np.testing.assert_array_equal(got, dk.jit(lambda x: dk.grad(f)(x), fuse=False)(x0))
+
+
+@needs_numba
+def test_float32_arithmetic_is_numpys_to_the_bit():
+    """A float32 kernel computes in float32, its numbers too (numpy's weak Python scalars),
+    so its arithmetic is numpy's exactly."""
+    x = np.random.default_rng(12).uniform(-3.0, 3.0, 1000).astype(np.float32)
+    f = lambda x: (x * 0.3 + 1.7) / (x * x + 2.1) - dnp.maximum(x, 0.25)  # noqa: E731
+    fused = dk.jit(f)
+    y = fused(x)
+    assert fused.program(x).fusion.endswith("[numba]") and y.dtype == np.float32
+    c = np.float32
+    np.testing.assert_array_equal(y, (x * c(0.3) + c(1.7)) / (x * x + c(2.1)) - np.maximum(x, c(0.25)))
+    np.testing.assert_array_equal(y, dk.jit(f, fuse=False)(x))
