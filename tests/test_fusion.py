@@ -372,5 +372,6 @@ def test_float32_arithmetic_is_numpys_to_the_bit():
     y = fused(x)
     assert fused.program(x).fusion.endswith("[numba]") and y.dtype == np.float32
     c = np.float32
-    np.testing.assert_array_equal(y, (x * c(0.3) + c(1.7)) / (x * x + c(2.1)) - np.maximum(x, c(0.25)))
+    expected = (x * c(0.3) + c(1.7)) / (x * x + c(2.1)) - np.maximum(x, c(0.25))
+    np.testing.assert_array_equal(y, expected)
     np.testing.assert_array_equal(y, dk.jit(f, fuse=False)(x))
