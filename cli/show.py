@@ -74,6 +74,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None,
     import numpy as np
 
     from diffkit.compiler.fusion import fuse
+    from diffkit.compiler.kernel_ir import build
     from diffkit.compiler.kernels import kernel_routes
     from diffkit.compiler.scalar_vm import encode
     from diffkit.compiler.show import adjoint_program
@@ -106,8 +107,11 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None,
                    "'diffkit[jit]'); without it the program above runs\n")
     else:
         tape = encode(prog.graph)  # a scalar program runs on the tape VM
-        click.echo(f"fused (dk.jit(f, fuse=True)): "
-                   f"{tape.report() if tape else kernel_routes(fuse(prog.graph)).report()}\n")
+        plan = None if tape else kernel_routes(fuse(prog.graph))
+        click.echo(f"fused (dk.jit(f, fuse=True)): {tape.report() if tape else plan.report()}\n")
+        if plan is not None and plan.kernels:
+            click.echo("each kernel as typed operations (what the LLVM and Numba renderers read):")
+            click.echo("\n".join(build(plan, k).listing() for k in plan.kernels) + "\n")
     click.echo(f"value: {np.asarray(value).tolist()}")
     for n, g in zip(inputs, grads):
         click.echo(f"{n}_bar = ∂f/∂{n} = {np.asarray(g).tolist()}")

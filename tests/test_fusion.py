@@ -339,3 +339,39 @@ def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
     h2 = np.tanh(X @ (W1 * 0.5))
     assert_close(value2, np.mean((h2 @ w2 - y) ** 2), rtol=1e-14)
     np.testing.assert_array_equal(step(W1)[1], first)
+
+
+@needs_numba
+def test_a_chain_of_thousands_of_operations_is_one_kernel():
+    """400 steps of x <- 0.9 sin x + 0.1 x, differentiated: a kernel of thousands of
+    operations built without Python's recursion; the derivative recurrence as reference."""
+    def f(x):
+        for _ in range(400):
+            x = dnp.sin(x) * 0.9 + x * 0.1
+        return dnp.sum(x)
+
+    x0 = np.linspace(-2.0, 2.0, 6)
+    g = dk.jit(lambda x: dk.grad(f)(x))
+    got = g(x0)
+    assert g.program(x0).fusion.startswith("1 kernel, 0 library calls")
+    assert int(g.program(x0).fusion.split("= ")[1].split(" ops")[0]) > 3000
+    x, dx = x0.copy(), np.ones_like(x0)
+    for _ in range(400):
+        x, dx = 0.9 * np.sin(x) + 0.1 * x, (0.9 * np.cos(x) + 0.1) * dx
+    assert_close(got, dx, rtol=1e-12)
+    np.testing.assert_array_equal(got, dk.jit(lambda x: dk.grad(f)(x), fuse=False)(x0))
+
+
+@needs_numba
+def test_float32_arithmetic_is_numpys_to_the_bit():
+    """A float32 kernel computes in float32, its numbers too (numpy's weak Python scalars),
+    so its arithmetic is numpy's exactly."""
+    x = np.random.default_rng(12).uniform(-3.0, 3.0, 1000).astype(np.float32)
+    f = lambda x: (x * 0.3 + 1.7) / (x * x + 2.1) - dnp.maximum(x, 0.25)  # noqa: E731
+    fused = dk.jit(f)
+    y = fused(x)
+    assert fused.program(x).fusion.endswith("[numba]") and y.dtype == np.float32
+    c = np.float32
+    expected = (x * c(0.3) + c(1.7)) / (x * x + c(2.1)) - np.maximum(x, c(0.25))
+    np.testing.assert_array_equal(y, expected)
+    np.testing.assert_array_equal(y, dk.jit(f, fuse=False)(x))

@@ -142,7 +142,7 @@ def test_the_route_is_decided_from_the_kernels_types():
 
     def kernel(dtype):
         body = [Instr("load", "t1", ("a0", (("i", 0, 0),)), dtype),
-                Instr("exp", "t2", ("t1",), dtype), Instr("store", None, ("o0", "t2"), dtype)]
+                Instr("sin", "t2", ("t1",), dtype), Instr("store", None, ("o0", "t2"), dtype)]
         return KernelIR("k0", (3,), [Param("a0", "array", dtype, (3,)),
                                      Param("o0", "out", dtype, (3,))], body, 0, [])
 
@@ -151,7 +151,7 @@ def test_the_route_is_decided_from_the_kernels_types():
     fn = llvm_kernels.lower(f64, kernels.cache_dir())
     x, out = np.array([-1.5, 0.0, 2.25]), np.empty(3)
     fn(x, out)
-    assert out.tolist() == [math.exp(v) for v in x]  # the C library's exp, as Numba's
+    assert out.tolist() == [math.sin(v) for v in x]  # the C library's sin, as Numba's
     for dtype in (np.float32, np.int64):
         assert not llvm_kernels.llvm_route(kernel(np.dtype(dtype)))
         assert llvm_kernels.lower(kernel(np.dtype(dtype)), kernels.cache_dir()) is None
@@ -212,11 +212,27 @@ def test_show_code_names_the_route_compile_plan_takes(capsys):
         main(["show", "--code", "rosenbrock", "--dim", "7"])
     except SystemExit as exc:
         assert exc.code in (0, None)
+    out = capsys.readouterr().out
     assert ("fused (dk.jit(f, fuse=True)): 1 kernel, 0 library calls: k0 = 19 ops over (7,) "
-            "-> x_bar, sum->v10 [llvm]") in capsys.readouterr().out
+            "-> x_bar, sum->v10 [llvm]") in out
+    assert "k0(a0: f64[7], o0: f64[7] out) over (7,):" in out  # the kernel's typed program
+    assert "    t5: f64 = load(a0, [i0 + 1])" in out and "  store(o0, t18)" in out
     for dtype, route in ((np.float64, "[llvm]"), (np.float32, "[numba]")):
         x = np.linspace(-1.0, 1.0, 7, dtype=dtype)
         predicted = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (x,)).graph))
         f = dk.jit(lambda x: dk.grad(rosenbrock)(x), fuse=True)
         f(x)
         assert predicted.report().endswith(route) and f.program(x).fusion.endswith(route)
+
+
+def test_kernel_routes_label_a_route_without_rendering_a_kernel(monkeypatch):
+    from diffkit.compiler.fusion import fuse
+    from diffkit.compiler.show import adjoint_program
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("kernel_routes rendered a kernel")
+
+    monkeypatch.setattr(llvm_kernels, "kernel_llvm", refuse)
+    monkeypatch.setattr(kernels, "numba_source", refuse)
+    plan = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (np.ones(7),)).graph))
+    assert plan.report().endswith("[llvm]")

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives.lowering import numpy_call
+from ..primitives.lowering import LIBRARY, numpy_call
 from . import formulas
 from .ir import Atom, Const, Eqn, Graph, Var
 
@@ -99,23 +99,14 @@ class _Writer:
         return ", ".join(one(i) for i in idx) if idx else "()"
 
     def method(self, e: Eqn, args: list[str]) -> str | None:
-        """numpy's own spelling of a structural primitive, where it is plain numpy."""
-        name, p, x = e.prim.name, e.params, e.inputs[0]
-        if name == "getitem":
-            return f"{args[0]}[{self.index(p['idx'])}]"
-        if name == "reshape":
-            return f"np.reshape({args[0]}, {self.literal(p['shape'])})"
-        if name == "transpose":
-            return f"np.transpose({args[0]}, {self.literal(p['axes'])})"
-        if name == "broadcast_to":
-            return f"np.broadcast_to({args[0]}, {self.literal(p['shape'])})"
-        if name == "sum":
-            keep = ", keepdims=True" if p["keepdims"] else ""
-            return f"np.sum({args[0]}, axis={self.literal(p['axis'])}{keep})"
-        if name == "matmul" and all(len(a.shape) == 2 for a in e.inputs
-                                    if isinstance(a, (Var, Const))) and isinstance(x, (Var, Const)):
-            return f"{args[0]} @ {args[1]}"
-        return None
+        """numpy's own spelling of a structural primitive (the lowering registry's
+        :data:`~diffkit.primitives.lowering.LIBRARY`), where it is plain numpy."""
+        rule = LIBRARY.get(e.prim.name)
+        shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in e.inputs]
+        if rule is None or (rule.when and not rule.when(*shapes)):
+            return None
+        params = {k: self.index(v) if k == "idx" else self.literal(v) for k, v in e.params.items()}
+        return rule.numpy.format(*args, **params)
 
     def floats(self, e: Eqn, args: list[str]) -> str | None:
         """The line on plain Python floats: the primitive's scalar formula (the lowering

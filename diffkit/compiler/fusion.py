@@ -49,7 +49,7 @@ class Kernel:
     outputs: list[Var] = field(default_factory=list)      # materialized arrays
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
     ops: int = 0                                          # fusible equations it evaluates
-    route: str = ""                                       # what compiled it: "llvm", "numba", "numba prange"
+    route: str = ""                                       # "llvm", "numba", "numba prange"
 
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"

@@ -181,11 +181,8 @@ class _Builder:
             e = self.plan.fusible[a]
             if e.prim.name in VIEWS:  # a view or a slice's adjoint: no new value
                 return self.view(e, idx)
-            key = (a, idx)
-            name = self.known(key)
-            if name is None:
-                name = self.scopes[-1][key] = self.compute(e, idx)
-            return name
+            name = self.known((a, idx))
+            return self.prepare(a, idx) if name is None else name
         if len(a.shape) == 0:
             return self.arg(a)
         key = ("read", a if isinstance(a, Var) else id(a), idx)
@@ -193,6 +190,29 @@ class _Builder:
         if name is None:
             name = self.scopes[-1][key] = self.emit("load", (self.arg(a), idx), a.dtype)
         return name
+
+    def prepare(self, v: Var, idx: Index) -> Operand:
+        """``v`` at ``idx``, the elementwise values it depends on computed first (deepest
+        first) with a stack of our own, not Python's: a chain of thousands of operations
+        (an unrolled integrator's adjoint) becomes one kernel, not a RecursionError."""
+        todo, seen = [(v, idx, False)], set()
+        while todo:
+            u, ix, ready = todo.pop()
+            if ready:  # its operands are known now
+                if self.known((u, ix)) is None:
+                    self.scopes[-1][(u, ix)] = self.compute(self.plan.fusible[u], ix)
+                continue
+            if (u, ix) in seen:
+                continue
+            seen.add((u, ix))
+            todo.append((u, ix, True))
+            e = self.plan.fusible[u]
+            for k, a in enumerate(e.inputs):
+                key = (a, operand_index(e, k, ix))
+                if isinstance(a, Var) and self.recomputed(a) and key not in seen and \
+                        self.plan.fusible[a].prim.name not in VIEWS and self.known(key) is None:
+                    todo.append((*key, False))
+        return self.known((v, idx))
 
     def compute(self, e: Eqn, idx: Index) -> Operand:
         """An elementwise equation at ``idx``: the instructions of its formula."""

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives.lowering import OPS, ScalarExpr
+from ..primitives.lowering import LIBRARY, OPS, ScalarExpr
 from . import formulas, vector_math
 from .codegen import _Writer, compile_source
 from .fusion import FusionPlan, fuse
@@ -175,7 +175,8 @@ def _dtype(v: Var) -> str:
 def _matrix_product(e: Eqn) -> bool:
     """``e`` is a float product of two matrices (generated code writes ``a @ b``)."""
     return e.prim.name == "matmul" and e.out.dtype.kind == "f" and all(
-        isinstance(a, (Var, Const)) and len(a.shape) == 2 for a in e.inputs)
+        isinstance(a, (Var, Const)) for a in e.inputs) and LIBRARY["matmul"].when(
+        *(a.shape for a in e.inputs))
 
 
 def held(plan: FusionPlan) -> list[Var]:

@@ -95,9 +95,8 @@ def llvm_route(ir: KernelIR, parallel: bool = False) -> bool:
     if any(p.dtype not in (F64, BOOL) or (p.kind == "scalar" and p.dtype != F64)
            for p in ir.params):
         return False
-    return all(i.dtype in (None, F64, BOOL) and (
-        i.dtype == F64 or OPS.get(i.op, OPS["select"]).kind in ("compare", "select")
-        or i.op in ("load", "store", "set")) for i in ir.instructions())
+    return all(i.dtype in (None, F64) or (i.dtype == BOOL and (  # no arithmetic on booleans
+        i.op not in OPS or OPS[i.op].kind != "arith")) for i in ir.instructions())
 
 
 class _Emitter:

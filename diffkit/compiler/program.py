@@ -146,7 +146,7 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
         vm, report = scalar_program(graph)
     try:
         fused = fused_program(graph, name, parallel) if fuse and not scalar else None
-    except RecursionError:  # a kernel whose chain of values is deeper than Python recurses
+    except RecursionError:  # views of views (slices of slices ...) deeper than Python recurses
         fused, report = None, "run unfused: a fused chain too deep for the kernel builder"
     if fused is not None:
         missing = fused[0].kernels and fused[1] is None

@@ -13,8 +13,9 @@ Here the program becomes *data* instead, a tape:
   row (row ``k`` writes register ``base + k``).
 
 One interpreter, :func:`interpret`, a loop over the rows that switches on the opcode
-(generated from the registry's scalar operations, one branch each), is compiled by Numba once per machine (``cache=True``: later processes load it from Numba's
-cache) and runs every tape. Building a program is encoding its graph (milliseconds); a
+(generated from the registry's scalar operations, one branch each), is compiled by
+Numba once per machine (``cache=True``: later processes load it from Numba's cache) and
+runs every tape. Building a program is encoding its graph (milliseconds); a
 call writes the inputs, runs the loop and reads the outputs. Semantics are numpy
 float64's (``error_model="numpy"``): ``log(0.0)`` is ``-inf``, ``0/0`` is nan, an
 overflow is inf, never an exception; comparisons write 1.0 or 0.0 and a boolean output

@@ -19,15 +19,18 @@ def f(x1, x2):
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..core import Primitive
-from ..primitives.lowering import LOWERING, NOT_ELEMENTWISE, NOT_LOWERED, OPS, numpy_call
+from ..primitives.lowering import (LIBRARY, LOWERING, NOT_ELEMENTWISE, NOT_LOWERED, OPS,
+                                  numpy_call)
 from . import formulas, vector_math
 from .autodiff import linearize, seed
+from .fusion import VIEWS
 from ..interpreters.tracer import input_names, trace
 from .ir import Eqn, Graph, Var
 from .program import Program, build
@@ -68,11 +71,21 @@ def compiled_rules(prim: Primitive, arity: int) -> list[str]:
     template = numpy_call(prim.name, prim.ufunc)
     numpy = (template.format(*args, args=", ".join(args)) if template else
              f"{prim.name}({', '.join(args)}), its implementation")
+    if prim.name in LIBRARY:  # parameters by name: np.reshape(x0, shape)
+        spelled = string.Formatter().vformat(LIBRARY[prim.name].numpy, args, _Named())
+        numpy = spelled + (", where its operands' shapes allow (else its implementation)"
+                           if LIBRARY[prim.name].when else "")
+    head = f"numpy (unfused program and between kernels): {numpy}"
+    if prim.name in VIEWS:
+        return [head, "in fused kernels: an index map inside the loop (a view: no new value) "
+                "where its index is basic slices and integers; elsewhere a library call"]
+    if prim.name == "sum":
+        return [head, "in fused kernels: a full sum is an accumulator of the loop computing "
+                "its operand; a partial sum is a library call"]
     if prim.name not in LOWERING:
         why = ("not elementwise" if prim.name in NOT_ELEMENTWISE or not prim.broadcasts
                else NOT_LOWERED.get(prim.name, "no lowering yet"))
-        return [f"numpy (unfused program and between kernels): {numpy}",
-                f"not in fused kernels nor on the tape VM: {why}"]
+        return [head, f"not in fused kernels nor on the tape VM: {why}"]
     f64 = np.dtype(np.float64)
     ins = [Var(k, (), f64, a) for k, a in enumerate(args)]
     out = Var(arity, (), f64)
@@ -95,6 +108,13 @@ def compiled_rules(prim: Primitive, arity: int) -> list[str]:
             f"plain floats (and Numba on float64): {formulas.python(f, args)}",
             "tape VM rows:", *("  " + line for line in tape.listing().splitlines()),
             f"fused against unfused: {bound if rule.ulps else 'bit for bit'}"]
+
+
+class _Named(dict):
+    """Parameters shown by their names in a numpy template."""
+
+    def __missing__(self, key: str) -> str:
+        return key
 
 
 def _nodes(f: Any) -> list[Any]:

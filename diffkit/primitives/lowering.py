@@ -11,7 +11,8 @@ Each reads this one registry, so they cannot drift apart:
   gives the unfused program's numbers: bit for bit where numpy's loop calls the C library,
   within :attr:`Lowering.ulps` where numpy has its own vectorized routine (see ``ulps``).
 * ``numpy`` — how generated numpy code writes it (``{0} + {1}``); by default the
-  primitive's ufunc (``np.sin({0})``), else a call of its implementation.
+  primitive's ufunc (``np.sin({0})``), else a call of its implementation. Structural
+  primitives numpy spells itself (``x[1:]``, ``a @ b``) are in :data:`LIBRARY`.
 
 An elementwise primitive without a formula is in :data:`NOT_LOWERED` with the reason: it
 stays a library call between kernels (and a scalar program using it runs on plain
@@ -70,8 +71,7 @@ OPS: dict[str, Op] = {
     "atan": _call("atan", np_name="arctan"), "asinh": _call("asinh", np_name="arcsinh"),
     "acosh": _call("acosh", np_name="arccosh"), "atanh": _call("atanh", np_name="arctanh"),
     "log1p": _call("log1p"), "expm1": _call("expm1"),
-    "exp2": _call("exp2", llvm=True, py="np.exp2"), "log2": _call("log2", llvm=True),
-    "log10": _call("log10", llvm=True), "cbrt": _call("cbrt", py="np.cbrt"),
+    "exp2": _call("exp2", llvm=True, py="np.exp2"), "cbrt": _call("cbrt", py="np.cbrt"),
     "floor": _call("floor", llvm=True, py="np.floor"),
     "ceil": _call("ceil", llvm=True, py="np.ceil"),
     "rint": _call("rint", llvm=True, py="np.rint"),
@@ -140,7 +140,8 @@ class ScalarExpr:
 def apply(op: str, *args: Any) -> ScalarExpr:
     """The formula ``op(*args)`` (numbers become constants)."""
     assert op in OPS and len(args) == OPS[op].arity, op
-    return ScalarExpr(op, tuple(a if isinstance(a, ScalarExpr) else ScalarExpr.const(a) for a in args))
+    return ScalarExpr(op, tuple(a if isinstance(a, ScalarExpr) else ScalarExpr.const(a)
+                                for a in args))
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,28 @@ class Lowering:
     at_least: float = 0.0
 
 
+@dataclass(frozen=True)
+class LibraryCall:
+    """How generated numpy code writes a primitive that is not elementwise: ``numpy``,
+    with ``{0}, {1}`` its operands and ``{name}`` its parameters, where ``when`` (of the
+    operands' shapes) holds; elsewhere generated code calls the primitive's implementation."""
+
+    numpy: str
+    when: Callable[..., bool] | None = None
+
+
+#: the structural primitives numpy spells itself (each a library call between kernels)
+LIBRARY: dict[str, LibraryCall] = {
+    "getitem": LibraryCall("{0}[{idx}]"),
+    "reshape": LibraryCall("np.reshape({0}, {shape})"),
+    "transpose": LibraryCall("np.transpose({0}, {axes})"),
+    "broadcast_to": LibraryCall("np.broadcast_to({0}, {shape})"),
+    "sum": LibraryCall("np.sum({0}, axis={axis}, keepdims={keepdims})"),
+    # (a stack of matrices: matmul's implementation makes it one product)
+    "matmul": LibraryCall("{0} @ {1}", when=lambda x, y: len(x) == len(y) == 2),
+}
+
+
 def numpy_call(name: str, ufunc: Any) -> str | None:
     """The numpy source template of a primitive (``{0}`` its first operand), or None:
     generated code calls its implementation."""
@@ -166,21 +189,15 @@ def numpy_call(name: str, ufunc: Any) -> str | None:
     return None if ufunc is None else "np." + ufunc.__name__ + "({args})"
 
 
-def formula(name: str, arity: int) -> ScalarExpr | None:
-    """The formula of primitive ``name`` on arguments ``x0 .. x{arity-1}``, or None."""
-    rule = LOWERING.get(name)
-    return None if rule is None else rule.formula(*(ScalarExpr.arg(k) for k in range(arity)))
-
-
 # ------------------------------------------------------------------------ the registry
 # numpy computes these float64 functions with its own SIMD routines on CPUs with AVX-512
 # (numpy >= 1.22; bit for bit with the C library elsewhere), kernels call the C library
 # (on the LLVM route, exp/log/log1p/tanh are compiler.vector_math's, within 1 ulp of it).
 # Measured against glibc over 10^5 points per function, they differ by at most 1 ulp, 2
 # for tanh, arccosh and arctanh, 3 for cbrt; the bounds add 1 for points not sampled.
-SIMD_ULPS = {"exp": 2, "log": 2, "log2": 2, "log10": 2, "tan": 2, "tanh": 3, "sinh": 2,
-             "cosh": 2, "asin": 2, "acos": 2, "atan": 2, "asinh": 2, "acosh": 3, "atanh": 3,
-             "log1p": 2, "expm1": 2, "exp2": 2, "cbrt": 4, "pow": 2, "atan2": 2, "hypot": 2}
+SIMD_ULPS = {"exp": 2, "log": 2, "tan": 2, "tanh": 3, "sinh": 2, "cosh": 2, "asin": 2,
+             "acos": 2, "atan": 2, "asinh": 2, "acosh": 3, "atanh": 3, "log1p": 2, "expm1": 2,
+             "exp2": 2, "cbrt": 4, "pow": 2, "atan2": 2, "hypot": 2}
 
 
 def _library(c: str) -> Lowering:
@@ -301,5 +318,5 @@ NOT_LOWERED: dict[str, str] = {
 NOT_ELEMENTWISE = {"matmul"}
 
 
-__all__ = ["LOWERING", "NOT_ELEMENTWISE", "NOT_LOWERED", "OPS", "ScalarExpr", "Lowering", "Op",
-           "apply", "formula", "numpy_call"]
+__all__ = ["LIBRARY", "LOWERING", "NOT_ELEMENTWISE", "NOT_LOWERED", "OPS", "LibraryCall",
+           "Lowering", "Op", "ScalarExpr", "apply", "numpy_call"]
