@@ -259,9 +259,9 @@ def test_complex_values_from_the_fft() -> None:
 
 def test_complex_mistakes_are_clear_errors() -> None:
     x = np.array([1.0, 2.0, 0.5, -1.0])
-    with pytest.raises(DiffkitError, match="requires a real output"):
+    with pytest.raises(DiffkitError, match="grad requires real-valued outputs"):
         dk.grad(lambda v: dnp.sum(dnp.fft.fft(v)))(x)
-    with pytest.raises(DiffkitError, match="reverse-mode jacobian needs a real output"):
+    with pytest.raises(DiffkitError, match="jacrev requires real-valued outputs"):
         dk.jacobian(dnp.fft.fft, backend="reverse")(x)
     assert_close(dk.jacobian(dnp.fft.fft, backend="forward")(x), np.fft.fft(np.eye(4)), rtol=1e-15)
     with pytest.raises(DiffkitError, match="needs a real input"):

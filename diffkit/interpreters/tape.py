@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import Box, DiffkitError, Interpreter, Primitive, bind, shape
 from ..primitives import sum_to, to_input
+from ..primitives.complex_rules import refuse_complex
 
 _creation = itertools.count()
 
@@ -80,6 +81,8 @@ class ReverseInterpreter(Interpreter):
         out = bind(prim, *inputs, **params) if boxed else prim.impl(*inputs, **params)
         if not parents or not self.recording:
             return box(self, out, None)
+        if not prim.complex:
+            refuse_complex(prim, inputs)
         saved = out
         if type(out) is np.ndarray and out.nbytes >= _BIG and self.nodes is None:
             inputs, saved = kept(prim, [i for i, _ in parents], inputs, out)
@@ -236,7 +239,8 @@ class Sums:
 
     def _owns(self, buf: Any, other: Any) -> bool:
         return self.in_place and type(buf) is np.ndarray and id(buf) in self.private \
-            and type(other) in (np.ndarray, np.float64)
+            and type(other) in (np.ndarray, np.float64) \
+            and (other.dtype.kind != "c" or buf.dtype.kind == "c")  # (real buf, complex adjoint)
 
     def _sum(self, total: Any, x_bar: Any, fresh: bool) -> Any:
         if not self.in_place:
