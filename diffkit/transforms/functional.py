@@ -173,7 +173,7 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
     >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
     >>> dk.grad(lambda x: dnp.sum(x ** 2))(np.array([1.0, 2.0]))
     array([2., 4.])
-    >>> dk.grad(lambda z: dnp.abs(z) ** 2)(3 + 4j)  # JAX's convention: 2 conj(z)
+    >>> dk.grad(lambda z: dnp.real(z * dnp.conj(z)))(3 + 4j)  # |z|^2; as JAX: 2 conj(z)
     np.complex128(6-8j)
     """
     vg = value_and_grad(f, argnums, weights, grad_position=grad_position, backend=backend,
