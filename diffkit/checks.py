@@ -163,6 +163,8 @@ def like_input(g: Any, x: Any) -> Any:
     dtype = np.result_type(primal(x))
     if dtype.kind == "f" and g.dtype != dtype and g.dtype.kind != "c":  # (complex: an FFT's jacfwd)
         return g.astype(dtype)
+    if dtype.kind == "c" and g.dtype.kind != "c":  # (the adjoint of a complex x through real(x))
+        return g.astype(dtype)
     if type(g) is np.ndarray and (g.base is not None or not g.flags.writeable):
         return g.copy()
     return g

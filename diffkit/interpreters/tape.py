@@ -78,11 +78,11 @@ class ReverseInterpreter(Interpreter):
                 a = a.value
             boxed = boxed or isinstance(a, Box)
             inputs.append(a)
+        if not prim.complex and parents and self.recording:
+            refuse_complex(prim, inputs)
         out = bind(prim, *inputs, **params) if boxed else prim.impl(*inputs, **params)
         if not parents or not self.recording:
             return box(self, out, None)
-        if not prim.complex:
-            refuse_complex(prim, inputs)
         saved = out
         if type(out) is np.ndarray and out.nbytes >= _BIG and self.nodes is None:
             inputs, saved = kept(prim, [i for i, _ in parents], inputs, out)

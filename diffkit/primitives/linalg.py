@@ -16,7 +16,7 @@ import numpy as np
 from ..core import DiffkitError, NotApplicable, Primitive, ndim, primal, shape
 from .contraction import einsum
 from .reductions import sum_to
-from .elementwise import where
+from .elementwise import real, where, is_complex
 from .structure import align, concatenate, getitem, reshape, transpose
 
 
@@ -107,13 +107,14 @@ def _scale(c: Any, m: Any) -> Any:
 
 
 def _adjugate(a: np.ndarray) -> np.ndarray:
-    """adj(U S Vᵀ) = det(U) det(V) V adj(S) Uᵀ, adj(S) holding the products of the others."""
+    """adj(U S Vᴴ) = det(U) det(Vᴴ) V adj(S) Uᴴ, adj(S) holding the products of the others
+    (ᴴ: the conjugate transpose, the transpose for real matrices)."""
     u, s, vt = np.linalg.svd(a)
     n = s.shape[-1]
     others = np.prod(np.where(np.eye(n, dtype=bool), 1.0, s[..., None, :]), axis=-1)
     sign = np.linalg.det(u) * np.linalg.det(vt)
-    return sign[..., None, None] * (np.swapaxes(vt, -1, -2) @ (others[..., :, None]
-                                                                * np.swapaxes(u, -1, -2)))
+    return sign[..., None, None] * (np.conj(np.swapaxes(vt, -1, -2)) @ (
+        others[..., :, None] * np.conj(np.swapaxes(u, -1, -2))))
 
 
 def _invertible(a: Any) -> Any:
@@ -159,12 +160,17 @@ det = Primitive(  # d det(x) = tr(adj(x) x_dot), adj(x) = det(x) x^-1 where x is
 )
 logabsdet = Primitive(  # log |det x|, the second half of numpy's slogdet
     "logabsdet", lambda x: np.linalg.slogdet(x)[1],
-    jvp=(lambda x_dot, y, x: _trace(matmul(inv(x), x_dot)),),
+    jvp=(lambda x_dot, y, x: real_part(x, _trace(matmul(inv(x), x_dot))),),  # (Re for complex x)
     vjp=(lambda y_bar, y, x: _scale(y_bar, _mT(inv(x))),),
     saves=("x",),
     sympy=_per_matrix(lambda sp, m: sp.log(sp.Abs(m.det()))),
     array_api=lambda xp, x: xp.linalg.slogdet(x)[1],
 )
+
+
+def real_part(x: Any, v: Any) -> Any:
+    """``Re v`` where ``x`` is complex (a real function of a complex matrix), else ``v``."""
+    return real(v) if is_complex(x) else v
 
 
 def _trace(m: Any) -> Any:
