@@ -33,7 +33,8 @@ HOLOMORPHIC = (  # rules written for the reals that hold for complex values as t
     "sum", "prod", "cumsum", "cumprod", "broadcast_to", "reshape", "transpose", "getitem",
     "scatter_add", "concatenate", "gather", "scatter", "where",
     "matmul", "einsum", "inv", "solve", "det", "adjugate", "fft", "ifft")
-NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft")  # (complex branches
+NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft", "cholesky", "eigh",
+                   "svd", "qr")  # (complex branches
 # in their rules; rfft is not listed: it takes real signals only, as JAX's)
 
 
