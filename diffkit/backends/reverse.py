@@ -48,13 +48,15 @@ class ReverseBackend(Backend):
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         y, vjp_fn = self.vjp(fun, x)  # (J x_dot)_i = <row i of J, x_dot>, a pass per output
-        if is_complex(y) and is_complex(x):
-            raise DiffkitError("reverse-mode jvp of a complex function of complex inputs is "
-                               "not a sum of rows (it may not be holomorphic); use "
-                               "backend='forward'")
-        check_output_dtype(y, "jvp")
-        return y, rows(y, lambda seed: dnp.real(dnp.sum(vjp_fn(seed) * x_dot))
-                       if is_complex(x) else dnp.sum(vjp_fn(seed) * x_dot))
+
+        def along(seed: Any) -> Any:  # Re(u J x_dot) = Re sum(vjp(u) x_dot), JAX's pairing
+            pair = dnp.sum(vjp_fn(seed) * x_dot)
+            return dnp.real(pair) if is_complex(pair) else pair
+
+        if not is_complex(y):
+            return y, rows(y, along)
+        # a complex output: its real part pairs with e_i, its imaginary part with -i e_i
+        return y, rows(y, along) + 1j * rows(y, lambda seed: along(-1j * seed))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         y, vjp_fn = self.vjp(fun, x)
