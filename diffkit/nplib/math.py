@@ -3,8 +3,8 @@
 Where a function is a short composition of primitives (``square`` is ``x * x``, ``log2``
 is ``log(x) / log(2)``) it is written so, and its derivative, exact, comes from those
 primitives; the others are primitives of :mod:`diffkit.primitives.elementwise`.
-``real``, ``imag``, ``conj``, ``angle`` and ``abs`` take the complex values that the Fourier
-transforms give (:mod:`diffkit.nplib.fft`); of a real value, ``real``/``conj`` are the
+``real``, ``imag``, ``conj``, ``angle`` and ``abs`` take complex values (inputs, or what the
+Fourier transforms give; docs/complex.md); of a real value, ``real``/``conj`` are the
 identity, ``imag`` is zero and ``angle`` is 0 or pi (constants).
 
 >>> import diffkit as dk
