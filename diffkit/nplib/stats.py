@@ -30,7 +30,8 @@ def var(x: Any, axis: Axis = None, dtype: Any = None, out: None = None, ddof: fl
     axes = _axes(x, axis)
     count = int(np.prod([shape(x)[a] for a in axes])) - ddof
     d = x - mean(x, axes, keepdims=True)
-    return sum(d * d, axes, keepdims) / count
+    squares = bind(_p.real, d * bind(_p.conj, d)) if _p.is_complex(d) else d * d  # (|d|^2)
+    return sum(squares, axes, keepdims) / count
 
 
 def std(x: Any, axis: Axis = None, dtype: Any = None, out: None = None, ddof: float = 0,

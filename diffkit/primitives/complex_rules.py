@@ -32,7 +32,9 @@ HOLOMORPHIC = (  # rules written for the reals that hold for complex values as t
     "arccosh", "arctanh", "sigmoid",
     "sum", "prod", "cumsum", "cumprod", "broadcast_to", "reshape", "transpose", "getitem",
     "scatter_add", "concatenate", "gather", "scatter", "where",
-    "matmul", "einsum", "inv", "solve", "det", "adjugate", "fft", "ifft")
+    "matmul", "einsum", "inv", "solve", "det", "adjugate", "fft", "ifft", "erf", "erfc",
+    "maximum", "minimum", "max", "min")  # (the last four select entries: numpy's order on
+# complex values is lexicographic, and the derivative is that of the entry selected)
 NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft", "cholesky", "eigh",
                    "svd", "qr")  # (complex branches
 # in their rules; rfft is not listed: it takes real signals only, as JAX's)
