@@ -117,12 +117,14 @@ def tensor_jacobian_product(fun, argnum=0):
 vector_jacobian_product = tensor_jacobian_product
 
 
-@unary_to_nary
-def make_ggnvp(f, x, g=lambda y: 0.5 * dnp.sum(y ** 2), f_argnum=0):
-    f_vjp, f_x = make_vjp(f)(x)
-    g_hvp, _ = make_hvp(g)(f_x)
-    f_jvp = lambda v: make_jvp(f)(x)(v)[1]  # noqa: E731
-    return lambda v: f_vjp(g_hvp(f_jvp(v)))
+def make_ggnvp(f, g=lambda y: 0.5 * dnp.sum(y ** 2, axis=-1), f_argnum=0):
+    """The Gauss-Newton product v -> J^T H_g J v at x, as a function of f's arguments."""
+    @unary_to_nary
+    def at(f, x):
+        f_vjp, f_x = make_vjp(f)(x)
+        g_hvp, _ = make_hvp(g)(f_x)
+        return lambda v: f_vjp(g_hvp(make_jvp(f)(x)(v)[1]))
+    return at(f, f_argnum)
 
 
 def grad_named(fun, argname):

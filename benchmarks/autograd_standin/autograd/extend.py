@@ -71,7 +71,9 @@ def def_linear(fun):
 
 
 def vspace(value):
-    raise NotImplementedError("autograd's vector spaces are internals; diffkit has none")
+    """autograd's vector space of a value (a pytree of arrays), with diffkit's operations."""
+    from .vspace import VSpace
+    return VSpace(value)
 
 
 Box = Box

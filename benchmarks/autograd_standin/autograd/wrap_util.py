@@ -7,6 +7,7 @@ def unary_to_nary(unary_operator):
     def nary_operator(fun, argnum=0, *nary_op_args, **nary_op_kwargs):
         @functools.wraps(fun)
         def nary_f(*args, **kwargs):
+            @functools.wraps(fun)
             def unary_f(x):
                 if isinstance(argnum, int):
                     subargs = args[:argnum] + (x,) + args[argnum + 1:]

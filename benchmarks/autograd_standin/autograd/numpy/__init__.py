@@ -5,12 +5,29 @@ from numpy import *  # noqa: F403 (dtypes, constants and what diffkit.numpy lack
 import diffkit.numpy as _dnp
 from diffkit.numpy import *  # noqa: F403
 
-from . import fft, linalg, random  # noqa: E402
+import importlib as _importlib  # noqa: E402
 
-numpy_names = [n for n in dir(_dnp) if not n.startswith("_")]
-for _name in numpy_names:
+for _name in [n for n in dir(_dnp) if not n.startswith("_")]:
     globals()[_name] = getattr(_dnp, _name)
-fft, linalg, random = fft, linalg, random  # (not diffkit's submodules: these fall back to numpy)
+
+# (these submodules, not diffkit's, which the loop above put under the same names)
+fft, linalg, random = (_importlib.import_module(f"{__name__}.{m}")
+                       for m in ("fft", "linalg", "random"))
+
+
+def _stacking(reduce):
+    """autograd's numpy takes a list of values being differentiated as one array (diffkit,
+    as JAX, takes a list as a container): the stand-in stacks it first."""
+    def call(x, *args, **kwargs):
+        if isinstance(x, (list, tuple)):
+            x = _dnp.stack(x)
+        return reduce(x, *args, **kwargs)
+    call.__name__ = reduce.__name__
+    return call
+
+
+for _name in ("mean", "var", "std", "sum", "prod", "max", "min", "average"):
+    globals()[_name] = _stacking(getattr(_dnp, _name))
 
 
 def __getattr__(name):

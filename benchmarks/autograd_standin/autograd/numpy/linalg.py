@@ -11,3 +11,7 @@ _dot = _dnp.matmul  # (autograd.numpy.linalg's helpers)
 
 def T(x):  # noqa: N802
     return _dnp.swapaxes(x, -1, -2)
+
+
+def norm(x, *args, **kwargs):  # (a list of values as one array, as in autograd.numpy)
+    return _dnp.linalg.norm(_dnp.stack(x) if isinstance(x, (list, tuple)) else x, *args, **kwargs)
