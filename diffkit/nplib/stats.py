@@ -36,7 +36,15 @@ def var(x: Any, axis: Axis = None, dtype: Any = None, out: None = None, ddof: fl
 
 def std(x: Any, axis: Axis = None, dtype: Any = None, out: None = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
-    """Standard deviation: the square root of :func:`var`."""
+    """Standard deviation: the square root of :func:`var`; over lanes of one entry it is 0
+    whatever that entry, so its derivative is 0 there (not sqrt's 1/0 at 0).
+
+    >>> import diffkit as dk
+    >>> dk.grad(std)(3.5)
+    np.float64(0.0)
+    """
+    if int(np.prod([shape(x)[a] for a in _axes(x, axis)])) == 1:
+        return 0.0 * var(x, axis, ddof=ddof, keepdims=keepdims)
     return sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
 
 
