@@ -84,3 +84,26 @@ def test_complex_step_explained_by_complex_derivatives() -> None:
     with pytest.raises(dk.NotApplicable, match="not complex-step safe"):
         dk.grad(lambda v: dnp.sum(dnp.abs(v)), backend="numeric[method=complex]")(x)
     assert_close(dk.grad(lambda z: dnp.abs(z))(1j * 0.5 + 0.5), (1 - 1j) / np.sqrt(2), rtol=1e-15)
+
+
+def test_taylor_mode_refuses_complex_series() -> None:
+    for run in (lambda: dk.jet(dnp.sin, (1 + 2j,), ((1.0,),)),
+                lambda: dk.derivatives(dnp.sin, 3)(1 + 2j)):
+        with pytest.raises(dk.DiffkitError, match="Taylor mode .* takes real series"):
+            run()
+
+
+def test_tensor_grad_follows_the_same_convention() -> None:
+    """dk.tensor's .grad is JAX's gradient too (PyTorch's .grad is its conjugate)."""
+    t = dk.tensor(Z, requires_grad=True)
+    dnp.sum(dnp.abs(dnp.sin(t)) ** 2).backward()
+    assert_close(t.grad, GRAD, rtol=1e-13)
+
+
+def test_other_transforms_with_complex_inputs() -> None:
+    """derivative and sparse_jacobian of a holomorphic f give f'(z); hvp is the JVP of the
+    gradient (as jax.jvp(jax.grad(f)))."""
+    assert_close(dk.derivative(dnp.sin)(Z), np.cos(Z), rtol=1e-13)
+    assert_close(dk.sparse_jacobian(dnp.sin)(Z).toarray(), np.diag(np.cos(Z)), rtol=1e-13)
+    v = np.array([1j, 0.5, -1.0])
+    assert_close(dk.hvp(lambda z: dnp.sum(dnp.abs(z) ** 2))(Z, v), 2 * np.conj(v), rtol=1e-13)
