@@ -64,7 +64,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
 
 def _real(x: Any, where: str) -> Any:
     """Taylor series here are real: a complex one is refused, not cast."""
-    if np.iscomplexobj(x) and not isinstance(x, Box):
+    if not isinstance(x, Box) and np.iscomplexobj(x):
         raise DiffkitError(f"{where} is complex: Taylor mode (jet, derivatives) takes real "
                            "series; for complex inputs use dk.jvp, dk.grad or "
                            "dk.hessian(..., holomorphic=True)")
