@@ -9,11 +9,11 @@ stands; the primitives that are not holomorphic (``real``, ``imag``, ``conj``, `
 
 A primitive listed here has been checked for complex values against finite differences
 in the real and the imaginary direction (tests/test_complex_rules.py). Any other one
-(``maximum``, ``floor``, the special functions ...) refuses a complex value that is being
+(``floor``, ``sign``, ``logsumexp``, most special functions ...) refuses a complex value being
 differentiated: one clear error, not a derivative that would be silently wrong.
 
 >>> from diffkit.primitives import table
->>> table()["sin"].complex, table()["maximum"].complex
+>>> table()["sin"].complex, table()["floor"].complex
 (True, False)
 """
 
