@@ -10,7 +10,9 @@ gradients), elementwise programs (``dk.derivative``) and programs with loops and
 each judged against the 40-digit reference with the documented tolerances; and the cases of
 ``tests/edge_programs.py``, judged against their derivatives written out in numpy: ``vmap``
 over functions that decide by value (sort, argmax ...), ``concatenate(axis=None)``, and
-tape-scoped gradients of several targets. Every program is
+tape-scoped gradients of several targets; and the complex programs of
+``tests/complex_programs.py`` (complex inputs through holomorphic and non-holomorphic steps,
+real losses and container outputs), judged against JAX (x64). Every program is
 judged in its own child process under a time limit (``diffkit.bench.cells.run_isolated``), so a
 hang or a crash is a finding, not the end of the run. Disagreements are minimised by a
 greedy shrinker and printed as programs you can paste into a test.
@@ -37,21 +39,25 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import complex_programs as C  # noqa: E402
 import edge_programs as E  # noqa: E402
 import strategies as S  # noqa: E402
 from diffkit.bench.cells import run_isolated  # noqa: E402
 
-# (family, kind, weight); byvalue, concat and tape are tests/edge_programs.py's families
+# (family, kind, weight); byvalue, concat and tape are tests/edge_programs.py's families,
+# complex and complex_tree tests/complex_programs.py's
 MIX = (("straight", "grad", 30), ("straight", "jacobian", 12), ("elementwise", "derivative", 12),
        ("flow", "grad", 16), ("straight", "hessian", 10), ("nested", "hvp", 6),
-       ("byvalue", "vmap", 4), ("concat", "grad", 2), ("tape", "grad", 2))
+       ("byvalue", "vmap", 4), ("concat", "grad", 2), ("tape", "grad", 2),
+       ("complex", "grad", 6), ("complex_tree", "vjp", 3))
+CASES = {**{f: E for f in E.FAMILIES}, **{f: C for f in C.FAMILIES}}  # judged by hand
 
 
 def known_bug(v: dict, r: dict) -> str | None:
     """The known core bug (tests/test_differential.py) a bad verdict matches, if any."""
     from test_differential import KNOWN_BUGS
 
-    if r["family"] in E.FAMILIES:  # (their cases are not programs; no known bugs)
+    if r["family"] in CASES:  # (their cases are not programs; no known bugs)
         return None
     program = S.Program(r["source"], r["x"], r["kind"] if r["kind"] != "hvp" else "grad", r["family"])
     verdict = S.Verdict(v["backend"], v["kind"], v["status"], message=v["message"])
@@ -64,12 +70,14 @@ def known_bug(v: dict, r: dict) -> str | None:
     return None
 
 
-def make(index: int, seed: int) -> tuple[str, S.Program | E.Case | None, str]:
-    """The index-th program of a soak: (family, program or None, why rejected)."""
+def make(index: int, seed: int, only: tuple[str, ...] = ()) -> tuple[str, S.Program | E.Case | None, str]:
+    """The index-th program of a soak: (family, program or None, why rejected); ``only``
+    keeps the mix to those families."""
     rng = random.Random(seed * 1_000_003 + index)
-    family, kind, _ = rng.choices(MIX, weights=[w for *_, w in MIX])[0]
-    if family in E.FAMILIES:
-        return family, E.draw(rng, family), ""
+    mix = [m for m in MIX if m[0] in only] if only else MIX
+    family, kind, _ = rng.choices(mix, weights=[w for *_, w in mix])[0]
+    if family in CASES:
+        return family, CASES[family].draw(rng, family), ""
     try:
         if family == "nested":
             p = S.random_program(rng, "straight", "grad")
@@ -83,8 +91,8 @@ def make(index: int, seed: int) -> tuple[str, S.Program | E.Case | None, str]:
 
 
 def verdicts(family: str, p: S.Program | E.Case, sympy_timeout: float) -> list[dict]:
-    if family in E.FAMILIES:  # judged against numpy by hand (no condition estimate)
-        return [{**v, "kappa": float("nan")} for v in E.judge(p)]
+    if family in CASES:  # judged against numpy or JAX by hand (no condition estimate)
+        return [{**v, "kappa": float("nan")} for v in CASES[family].judge(p)]
     j = S.judge_nested(p, isolate=sympy_timeout) if family == "nested" else S.judge(p, isolate=sympy_timeout)
     return [{"backend": v.backend, "kind": v.kind, "status": v.status, "error": v.error,
              "tol": v.tol, "message": v.message, "kappa": j.kappa} for v in j.verdicts]
@@ -110,14 +118,14 @@ def worker(indices: list[int], args: argparse.Namespace, out: Any) -> None:
     S.SYMPY_MEMORY_MB = args.memory
     S.SMOOTH_AFTER_LOOPS = args.smooth_after_loops
     for index in indices:
-        family, p, _ = make(index, args.seed)
+        family, p, _ = make(index, args.seed, args.only)
         start = time.perf_counter()
         vs = judged(family, p, args.timeout)
         record = {"index": index, "family": family, "kind": p.kind, "program": p.pretty(),
                   "source": p.source, "x": S.np.asarray(p.x).tolist(),
                   "verdicts": vs, "seconds": time.perf_counter() - start}
         bad = [v for v in vs if v["status"] in ("disagree", "error")]
-        if bad and args.shrink and family not in E.FAMILIES:
+        if bad and args.shrink and family not in CASES:
             sig = {signature(v) for v in bad}
 
             def still_bad(c: S.Program, sig: set = sig) -> bool:
@@ -146,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="no clip/maximum/where after loops (they once hit bug B6, now fixed)")
     ap.add_argument("--no-shrink", dest="shrink", action="store_false")
     ap.add_argument("--shrink-budget", type=int, default=60)
+    ap.add_argument("--only", type=lambda t: tuple(t.split(",")), default=(),
+                    help="draw only these families, e.g. --only complex,complex_tree")
     ap.add_argument("--json", help="write every record (JSON Lines) to this file")
     ap.add_argument("--resume", action="store_true",
                     help="keep the --json file's records, judge only the programs it lacks "
@@ -155,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--programs and --jobs must be positive")
     if args.resume and not args.json:
         ap.error("--resume needs --json FILE")
+    unknown = sorted(set(args.only) - {m[0] for m in MIX})
+    if unknown:
+        ap.error(f"--only: unknown family {unknown[0]!r}; families: "
+                 + ", ".join(dict.fromkeys(m[0] for m in MIX)))
     kept = judged_before(args.json) if args.resume else []
 
     start = time.perf_counter()
@@ -164,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     rejected: Counter[str] = Counter()
     index = 0
     while len(chosen) < args.programs:  # draw and validate here (cheap), judge in workers
-        family, p, why = make(index, args.seed)
+        family, p, why = make(index, args.seed, args.only)
         if p is None:
             rejected[why[:60]] += 1
         else:

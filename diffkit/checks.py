@@ -6,6 +6,9 @@ wrong and what to do instead.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -15,32 +18,25 @@ from .primitives import is_complex
 
 
 def as_input(x: Any, where: str) -> Any:
-    """A value to differentiate at: real float numbers/arrays (ints become float64)."""
+    """A value to differentiate at: float or complex numbers/arrays (ints become float64).
+
+    >>> as_input(2, "x"), as_input([1 + 2j], "x")
+    (np.float64(2.0), array([1.+2.j]))
+    """
     if isinstance(x, Box):
-        if np.result_type(primal(x)).kind == "c":  # (a graph's abstract value has a dtype only)
-            raise _complex_error(where)
         return x
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise DiffkitError(f"{where} must be a real number or array; {exc}") from None
     kind = arr.dtype.kind
-    if kind == "c":
-        raise _complex_error(where)
-    if kind not in "biuf":
+    if kind not in "biufc":
         raise DiffkitError(
-            f"{where} must be a real number or array, got {type(x).__name__} {x!r:.40}; "
-            "pass floats or numpy arrays")
-    if kind != "f":
+            f"{where} must be a real number or array (or a complex one), got "
+            f"{type(x).__name__} {x!r:.40}; pass floats or numpy arrays")
+    if kind not in "fc":
         arr = arr.astype(np.float64)
     return arr[()] if arr.ndim == 0 else arr
-
-
-def _complex_error(where: str) -> DiffkitError:
-    return DiffkitError(
-        f"{where} is complex: forward and reverse AD in diffkit differentiate real functions "
-        "of real inputs; pass the real and imaginary parts as separate real arguments "
-        "(the numeric backend's complex step is the place complex numbers are used)")
 
 
 def _kind(y: Any) -> str:
@@ -76,10 +72,66 @@ def check_scalar(y: Any, transform: str) -> None:
         raise DiffkitError(
             f"{transform} requires the function to return a scalar, but it returned shape {s}; "
             "use dk.jacobian or dk.vjp for non-scalar outputs (or reduce it, e.g. dnp.sum)")
-    if is_complex(y):
+    check_output_dtype(y, transform)
+
+
+_HOLOMORPHIC: ContextVar[bool] = ContextVar("holomorphic", default=False)
+
+
+@contextlib.contextmanager
+def holomorphic(on: bool) -> Iterator[None]:
+    """Inside: the transform being run was given ``holomorphic=on`` (as JAX's ``grad``,
+    ``jacfwd``, ``jacrev``); the output checks of the backends read it."""
+    token = _HOLOMORPHIC.set(on)
+    try:
+        yield
+    finally:
+        _HOLOMORPHIC.reset(token)
+
+
+def check_output_dtype(y: Any, transform: str) -> None:
+    """JAX's rule for a reverse-mode output: real, unless ``holomorphic=True`` (then complex).
+
+    >>> check_output_dtype(1j, "grad")
+    Traceback (most recent call last):
+    ...
+    diffkit.core.DiffkitError: grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got complex128. For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions involving complex outputs, use dk.vjp directly.
+    """
+    name = np.dtype(y.dtype if isinstance(y, Box) else np.result_type(y)).name
+    if _HOLOMORPHIC.get():
+        if not is_complex(y):
+            raise DiffkitError(f"{transform} with holomorphic=True requires outputs with complex "
+                               f"dtype, but got {name}.")
+    elif is_complex(y):
         raise DiffkitError(
-            f"{transform} requires a real output, but the function returned a complex number; "
-            "take a real part of it (dnp.real, dnp.imag, dnp.abs), or use dk.vjp")
+            f"{transform} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use dk.vjp directly.")
+
+
+def check_complex_inputs(leaves: list[Any], transform: str, holomorphic: bool,
+                         forward: bool = False) -> None:
+    """JAX's rule for inputs: complex with ``holomorphic=True``; with forward mode
+    (``jacfwd``) real otherwise (a complex input of a non-holomorphic function has two
+    real directions per entry: use ``dk.jvp``).
+
+    >>> check_complex_inputs([1.0], "grad", holomorphic=True)
+    Traceback (most recent call last):
+    ...
+    diffkit.core.DiffkitError: grad with holomorphic=True requires inputs with complex dtype, but got float64.
+    """
+    for v in leaves:
+        name = np.dtype(v.dtype if isinstance(v, Box) else np.result_type(v)).name
+        if holomorphic and not is_complex(v):
+            raise DiffkitError(f"{transform} with holomorphic=True requires inputs with complex "
+                               f"dtype, but got {name}.")
+        if forward and not holomorphic and is_complex(v):
+            raise DiffkitError(
+                f"{transform} requires real-valued inputs (input dtype that is a sub-dtype of "
+                f"np.floating), but got {name}. For holomorphic differentiation, pass "
+                "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                "complex inputs or integer inputs, use dk.jvp directly.")
 
 
 
@@ -110,6 +162,8 @@ def like_input(g: Any, x: Any) -> Any:
         return g
     dtype = np.result_type(primal(x))
     if dtype.kind == "f" and g.dtype != dtype and g.dtype.kind != "c":  # (complex: an FFT's jacfwd)
+        return g.astype(dtype)
+    if dtype.kind == "c" and g.dtype.kind != "c":  # (the adjoint of a complex x through real(x))
         return g.astype(dtype)
     if type(g) is np.ndarray and (g.base is not None or not g.flags.writeable):
         return g.copy()

@@ -58,6 +58,9 @@ class Primitive:
     ``array_api(xp, *args, **params)``: how to compute with another array library.
     ``vjp_add(buf, y_bar, **params)`` may add a one-argument primitive's adjoint straight
     into a gradient buffer (indexing: ``buf[idx] += y_bar``) instead of building it whole.
+    ``complex`` marks rules that are right for complex values too (JAX's convention, see
+    :mod:`diffkit.primitives.complex_rules`); the interpreters refuse to differentiate a
+    complex value through any other primitive.
 
     >>> from diffkit.primitives import sin
     >>> float(sin(0.0))
@@ -76,6 +79,7 @@ class Primitive:
     ufunc: np.ufunc | None = None
     array_api: str | Callable[..., Any] | None = None
     vjp_add: Callable[..., None] | None = None
+    complex: bool = False
     _kept: dict = field(default_factory=dict, init=False)
 
     def __call__(self, *args: Any, **params: Any) -> Any:

@@ -29,6 +29,8 @@ from .nplib import convolve as _convolve
 from .nplib.base import *  # noqa: F403
 from .nplib.contract import *  # noqa: F403
 from .nplib.convolve import *  # noqa: F403
+from .nplib import index_tricks as _index_tricks
+from .nplib.index_tricks import *  # noqa: F403
 from .nplib.math import *  # noqa: F403
 from .nplib.shaping import *  # noqa: F403
 from .nplib.stats import *  # noqa: F403
@@ -186,7 +188,7 @@ def _install_methods() -> None:
 
 
 _install_methods()
-_FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats)
+_FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats, _index_tricks)
 _UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
                 if isinstance(getattr(_np, name, None), _np.ufunc)
                 and getattr(_np, name) not in _UFUNCS})

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as dnp
-from .core import shape
+from .core import primal, shape
 
 Tree = Any
 
@@ -55,17 +55,24 @@ def tree_map(fn: Callable[[Any], Any], tree: Tree) -> Tree:
 
 
 def ravel(leaves: list[Any]) -> tuple[Any, Callable[[Any], list[Any]]]:
-    """One flat vector from several arrays, and the function that splits it back."""
+    """One flat vector from several arrays, and the function that splits it back.
+
+    Real leaves beside complex ones come back real (the real part of their stretch of a
+    complex ``z``), so a function sees each argument in its own dtype.
+    """
     if len(leaves) == 1:
         return leaves[0], lambda z: [z]
     shapes = [shape(x) for x in leaves]
     sizes = [int(np.prod(s)) for s in shapes]
     z = dnp.concatenate([dnp.reshape(x, (-1,)) for x in leaves])
+    kinds = [np.result_type(primal(x)).kind for x in leaves]
+    mixed = "c" in kinds and len(set(kinds)) > 1
 
     def unravel(z: Any) -> list[Any]:
         out, i = [], 0
-        for s, n in zip(shapes, sizes):
-            out.append(dnp.reshape(z[..., i:i + n], z.shape[:-1] + s))
+        for s, n, kind in zip(shapes, sizes, kinds):
+            part = dnp.reshape(z[..., i:i + n], z.shape[:-1] + s)
+            out.append(dnp.real(part) if mixed and kind != "c" else part)
             i += n
         return out
 

@@ -1,4 +1,4 @@
-"""The code blocks of docs/transforms.md, docs/solvers.md and docs/scientific.md run, each
+"""The code blocks of docs/transforms.md, solvers.md, scientific.md and complex.md run, each
 page in order, as one program (their asserts check values against closed forms)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 
-@pytest.mark.parametrize("page", ["transforms.md", "solvers.md", "scientific.md"])
+@pytest.mark.parametrize("page", ["transforms.md", "solvers.md", "scientific.md", "complex.md"])
 def test_docs_examples_run(page: str) -> None:
     text = (Path(__file__).parent.parent / "docs" / page).read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)

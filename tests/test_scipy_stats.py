@@ -35,6 +35,8 @@ CASES: dict[str, tuple[str, str, list[U], int]] = {
     "norm.pdf": ("norm", "pdf", [_u(-3, 3), _u(-1, 1), _u(0.5, 2)], 3),
     "norm.cdf": ("norm", "cdf", [_u(-3, 3), _u(-1, 1), _u(0.5, 2)], 3),
     "norm.logcdf": ("norm", "logcdf", [_u(-6, 3), _u(-1, 1), _u(0.5, 2)], 3),
+    "norm.sf": ("norm", "sf", [_u(-3, 6), _u(-1, 1), _u(0.5, 2)], 3),
+    "norm.logsf": ("norm", "logsf", [_u(-3, 6), _u(-1, 1), _u(0.5, 2)], 3),
     "t.logpdf": ("t", "logpdf", [_u(-3, 3), _u(0.8, 9), _u(-1, 1), _u(0.5, 2)], 4),
     "t.pdf": ("t", "pdf", [_u(-3, 3), _u(0.8, 9), _u(-1, 1), _u(0.5, 2)], 4),
     "gamma.logpdf": ("gamma", "logpdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 4),
@@ -109,6 +111,11 @@ def test_multivariate_normal_against_scipy_and_jax() -> None:
         got = dk.grad(lambda *a: ours(*a).sum(), argnums=(0, 1, 2))(x, mean, cov)
         for g, w in zip(got, want):
             assert_close(g, np.asarray(w), rtol=1e-9)
+    # the entropy, and its gradient in cov: cov^-1 / 2 (symmetric cov)
+    assert_close(dst.multivariate_normal.entropy(mean, cov),
+                 ss.multivariate_normal.entropy(mean, cov), rtol=1e-12)
+    assert_close(dk.grad(lambda c: dst.multivariate_normal.entropy(mean, c))(cov),
+                 0.5 * np.linalg.inv(cov).T, rtol=1e-12)
 
 
 def test_dirichlet_against_scipy_and_jax() -> None:

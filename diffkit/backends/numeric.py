@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import NotApplicable
 from . import finite_diff as fd
 from . import Backend
 
@@ -60,12 +61,38 @@ class NumericBackend(Backend):
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
+        if np.iscomplexobj(x):
+            return value, aux, self._complex_jacobian(scalar, x)
         return value, aux, self._run(fd.gradient, scalar, x, batched=self.options["batched"])
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
+        if np.iscomplexobj(x):
+            return self._complex_jacobian(fun, x)
         return self._run(fd.jacobian, fun, x, batched=self.options["batched"])
 
+    def _complex_jacobian(self, fun: Callable, x: Any) -> Any:
+        """Differences in the real and the imaginary direction of every entry, combined
+        as JAX does: ``df/dx - i df/dy`` for a real f (its gradient), ``df/dx`` for a
+        holomorphic (complex) f."""
+        self._real_step_only()
+        y = np.asarray(fun(x))
+        parts = np.stack([np.real(x), np.imag(x)])
+        J = self._run(fd.jacobian, lambda p: _stacked(fun(p[0] + 1j * p[1])), parts,
+                      batched=False).reshape(2, y.size, 2, np.size(x))
+        out = J[0, :, 0] + 1j * J[1, :, 0] if np.iscomplexobj(y) else J[0, :, 0] - 1j * J[0, :, 1]
+        return out.reshape(y.shape + np.shape(x))
+
+    def _real_step_only(self) -> None:
+        if self.options["method"] == "complex":
+            raise NotApplicable(
+                "the complex step needs a real input: it puts its step in the imaginary part, "
+                "which a complex input already uses; use central differences "
+                "(numeric[method=central]) or AD")
+
     def hessian(self, fun: Callable, x: Any) -> Any:
+        if np.iscomplexobj(x):
+            raise NotApplicable("the numeric Hessian takes real inputs; for a complex input use "
+                                "AD (dk.hessian(f, holomorphic=True), or jvp of grad)")
         return self._run(fd.hessian, fun, x)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
@@ -73,9 +100,22 @@ class NumericBackend(Backend):
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         """One derivative along ``x_dot`` (not the whole Jacobian)."""
-        along = self._run(fd.jacobian, lambda t: fun(x + t * x_dot), np.float64(0.0), batched=False)
-        return fun(x), along
+        y = fun(x)
+        if not (np.iscomplexobj(x) or np.iscomplexobj(x_dot) or np.iscomplexobj(y)):
+            return y, self._run(fd.jacobian, lambda t: fun(x + t * x_dot), np.float64(0.0),
+                                batched=False)
+        self._real_step_only() if np.iscomplexobj(x) else None
+        along = self._run(fd.jacobian, lambda t: _stacked(fun(x + t * x_dot)), np.float64(0.0),
+                          batched=False)
+        return y, along[0] + 1j * along[1] if np.iscomplexobj(y) else along[0]
 
     def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
         last = self.last
         return {} if last is None else {"fevals": int(last.fevals), "step": last.step}
+
+
+def _stacked(y: Any) -> np.ndarray:
+    """A (maybe complex) value as its real and imaginary parts, stacked: real numbers to
+    difference."""
+    y = np.asarray(y)
+    return np.stack([np.real(y), np.imag(y)])

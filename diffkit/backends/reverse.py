@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..checks import as_input, check_scalar
-from ..core import DiffkitError, primal, shape
+from ..checks import as_input, check_output_dtype, check_scalar
+from ..core import Box, DiffkitError, primal, shape
 from ..interpreters.counting import tape_length
 from ..interpreters.reverse import pull, rows, run_on_tape, tape_bytes
 from ..interpreters.tensor import Tensor
@@ -38,8 +38,7 @@ class ReverseBackend(Backend):
         value = y.value if type(y) is Tensor else y
 
         def vjp_fn(y_bar: Any) -> Any:
-            if not (is_complex(y_bar) and is_complex(value)):  # (an FFT's output: complex)
-                y_bar = as_input(y_bar, "vjp: the cotangent")
+            y_bar = cotangent(y_bar, value)
             if shape(y_bar) != shape(value):
                 raise DiffkitError(f"vjp: the cotangent has shape {shape(y_bar)} but the output "
                                    f"has shape {shape(value)}; they must match")
@@ -48,12 +47,21 @@ class ReverseBackend(Backend):
         return value, vjp_fn
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
-        y, vjp_fn = self.vjp(fun, x)  # (J x_dot)_i = (row i of J) · x_dot, a pass per output
-        return y, rows(_real_output(y, "jvp"), lambda seed: dnp.sum(vjp_fn(seed) * x_dot))
+        y, vjp_fn = self.vjp(fun, x)  # (J x_dot)_i = <row i of J, x_dot>, a pass per output
+
+        def along(seed: Any) -> Any:  # Re(u J x_dot) = Re sum(vjp(u) x_dot), JAX's pairing
+            pair = dnp.sum(vjp_fn(seed) * x_dot)
+            return dnp.real(pair) if is_complex(pair) else pair
+
+        if not is_complex(y):
+            return y, rows(y, along)
+        # a complex output: its real part pairs with e_i, its imaginary part with -i e_i
+        return y, rows(y, along) + 1j * rows(y, lambda seed: along(-1j * seed))
 
     def jacobian(self, fun: Callable, x: Any) -> Any:
         y, vjp_fn = self.vjp(fun, x)
-        return rows(_real_output(y, "jacobian"), vjp_fn)
+        check_output_dtype(y, "jacrev")
+        return rows(y, vjp_fn)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self.value_and_grad(lambda z: dnp.sum(fun(z)), x, False)[2]  # f is elementwise
@@ -62,10 +70,11 @@ class ReverseBackend(Backend):
         return {"tape_ops": tape_length(fun, x), "tape_bytes": tape_bytes(fun, x)}
 
 
-def _real_output(y: Any, transform: str) -> Any:
-    """Rows of a Jacobian by reverse mode need a real output (as jax.jacrev)."""
-    if is_complex(y):
-        raise DiffkitError(f"reverse-mode {transform} needs a real output, but the function returns "
-                           "complex values; use backend='forward' (complex tangents, as jax.jacfwd), "
-                           "dk.vjp, or take dnp.real / dnp.imag of the output")
-    return y
+def cotangent(y_bar: Any, y: Any) -> Any:
+    """A cotangent for output ``y``: complex only where ``y`` is (a real output's complex
+    cotangent would lose its imaginary part silently; JAX refuses it too)."""
+    y_bar = y_bar if isinstance(y_bar, Box) else as_input(y_bar, "vjp: the cotangent")
+    if is_complex(y_bar) and not is_complex(y):
+        raise DiffkitError("vjp: the cotangent is complex but the output is real; give a real "
+                           "cotangent (the imaginary part would have nothing to pair with)")
+    return y_bar

@@ -32,6 +32,7 @@ class SymbolicBackend(Backend):
 
     def derivation(self, fun: Callable, x: Any, kind: str) -> Derivation:
         """The cached derivation of ``fun`` for the shape of ``x``."""
+        _real_point(x)
         per_fun = self._cache.setdefault(fun, {})
         key = (shape(x), kind)
         if key not in per_fun:
@@ -53,6 +54,7 @@ class SymbolicBackend(Backend):
         return self.derivation(fun, x, "hessian")(x)[1]
 
     def derivative(self, fun: Callable, x: Any) -> Any:
+        _real_point(x)
         return self.derivation(fun, np.float64(0.0), "derivative")(x)[1]
 
     def value_and_jacobian(self, fun: Callable, x: Any) -> tuple[Any, Any]:
@@ -62,3 +64,12 @@ class SymbolicBackend(Backend):
         last = self.last
         return {} if last is None else {"setup_s": last.setup_s, **{
             k: last.sizes[k] for k in ("expr_nodes", "expr_dag_nodes")}}
+
+
+def _real_point(x: Any) -> None:
+    """The closed form is built over real symbols: a complex point is not applicable (SymPy
+    cannot decide re, im and conjugate of a formula it does not know to be real)."""
+    if np.iscomplexobj(x):
+        raise NotApplicable("the symbolic backend differentiates formulas of real symbols; a "
+                            "complex input has no closed form here: use forward, reverse, "
+                            "compiled or numeric[method=central]")

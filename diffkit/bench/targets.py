@@ -124,6 +124,10 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
     if callable(spec):
         if x is None:
             raise DiffkitError("give the point to differentiate at, e.g. compare(f, 0.5)")
+        if np.iscomplexobj(x):
+            raise DiffkitError("compare measures against a closed-form reference of real "
+                               "points; for a complex point call dk.grad(f, backend=...) per "
+                               "backend (docs/complex.md shows the backends side by side)")
         x = np.asarray(x, dtype=float)
         return Target(getattr(spec, "__name__", "f"), spec, x, None)
     if spec in catalog.names():

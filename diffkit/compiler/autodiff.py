@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core import Box, shape
 from ..primitives import real, sum_to
+from ..primitives.complex_rules import refuse_complex
 from .ir import Const, Graph, Var
 from ..interpreters.tracer import GraphTracer, read, replay
 
@@ -41,6 +42,8 @@ def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]
                 continue
             _name(y_bar, env[e.out])
             args = [read(env, a) for a in e.inputs]
+            if not e.prim.complex:
+                refuse_complex(e.prim, [a for a in e.inputs if isinstance(a, Var)])
             for i, a in enumerate(e.inputs):
                 if not isinstance(a, Var) or a.dtype.kind not in "fc":
                     continue

@@ -19,6 +19,7 @@ from .batching import Batched, BatchInterpreter, unbatch
 from ..checks import check_output, like_input, split_aux
 from ..core import Box, Interpreter, Primitive, bind, new_level, shape
 from ..primitives import broadcast_to, reshape, transpose
+from ..primitives.complex_rules import refuse_complex
 from ..pytree import tree_map
 
 
@@ -55,6 +56,8 @@ class ForwardInterpreter(Interpreter):
             boxed = boxed or isinstance(a, Box)
             xs.append(a)
             x_dots.append(x_dot)
+        if not prim.complex:
+            refuse_complex(prim, xs)
         y = bind(prim, *xs, **params) if boxed else prim.impl(*xs, **params)
         if prim.jvp_joint is not None:
             y_dot = prim.jvp_joint([zeros(x) if t is None else t for x, t in zip(xs, x_dots)],

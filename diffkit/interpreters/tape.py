@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import Box, DiffkitError, Interpreter, Primitive, bind, shape
 from ..primitives import sum_to, to_input
+from ..primitives.complex_rules import refuse_complex
 
 _creation = itertools.count()
 
@@ -77,6 +78,8 @@ class ReverseInterpreter(Interpreter):
                 a = a.value
             boxed = boxed or isinstance(a, Box)
             inputs.append(a)
+        if not prim.complex and parents and self.recording:
+            refuse_complex(prim, inputs)
         out = bind(prim, *inputs, **params) if boxed else prim.impl(*inputs, **params)
         if not parents or not self.recording:
             return box(self, out, None)
@@ -236,7 +239,8 @@ class Sums:
 
     def _owns(self, buf: Any, other: Any) -> bool:
         return self.in_place and type(buf) is np.ndarray and id(buf) in self.private \
-            and type(other) in (np.ndarray, np.float64)
+            and type(other) in (np.ndarray, np.float64) \
+            and (other.dtype.kind != "c" or buf.dtype.kind == "c")  # (real buf, complex adjoint)
 
     def _sum(self, total: Any, x_bar: Any, fresh: bool) -> Any:
         if not self.in_place:

@@ -96,7 +96,8 @@ def outer(a: Any, b: Any) -> Any:
 
 
 def vdot(a: Any, b: Any) -> Any:
-    """The dot product of the flattened arrays (real values: no conjugation needed)."""
+    """The dot product of the flattened arrays, ``a`` conjugated when complex (as numpy)."""
+    a = bind(_p.conj, a) if _p.is_complex(a) else a
     return bind(_p.einsum, reshape(a, -1), reshape(b, -1), subs="i,i->")
 
 

@@ -5,8 +5,8 @@
 (crop or pad with zeros), ``axis``/``axes`` and ``norm`` ("backward", "ortho",
 "forward"). The outputs of ``fft`` and ``rfft`` are complex: take a real loss of them
 with ``abs``, ``real``, ``imag`` or ``angle`` (or transform back with ``irfft``).
-Derivatives follow JAX's convention for complex values (see
-:mod:`diffkit.primitives.elementwise`); the inputs being differentiated are real.
+Derivatives follow JAX's convention for complex values (docs/complex.md); ``fft`` and
+``ifft`` take complex inputs being differentiated too, ``rfft`` real ones only (as JAX).
 
 >>> import diffkit as dk  # Parseval: sum |fft(x)|^2 = n sum x^2, whose gradient is 2 n x
 >>> dk.grad(lambda x: dk.numpy.sum(abs(fft(x)) ** 2))(np.array([1.0, 2.0, 0.0, -1.0]))

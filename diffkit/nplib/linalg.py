@@ -8,7 +8,9 @@ defined up to sign; the derivative is that of the vectors LAPACK returns); ``pin
 matrix of full rank. ``cholesky`` and ``eigh`` read the lower triangle only, as numpy.
 ``svd`` needs distinct, non-zero singular values and ``full_matrices=False`` (its
 singular vectors, like eigenvectors, are defined up to sign); ``qr`` is the reduced
-factorization of a square or tall matrix of full rank. Matrix norms of order 2, -2 and
+factorization of a square or tall matrix of full rank. Complex matrices are differentiated
+as JAX does (Hermitian for ``eigh`` and ``cholesky``; eigen- and singular vectors move
+with JAX's phase convention; see docs/complex.md). Matrix norms of order 2, -2 and
 'nuc' go through the SVD. Not covered: ``eig``/``eigvals`` (general matrices).
 
 >>> import diffkit as dk
@@ -72,7 +74,13 @@ def eigh(a: Any, UPLO: str = "L") -> tuple[Any, Any]:  # noqa: N803
     if UPLO != "L":
         a = transpose(a, tuple(range(ndim(a) - 2)) + (ndim(a) - 1, ndim(a) - 2))
     packed = bind(_p.eigh, a)
-    return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
+    return _real(getitem(packed, (Ellipsis, 0, slice(None)))), \
+        getitem(packed, (Ellipsis, slice(1, None), slice(None)))
+
+
+def _real(v: Any) -> Any:
+    """Eigenvalues and singular values of complex matrices: real, as numpy returns them."""
+    return bind(_p.real, v) if _p.is_complex(v) else v
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
@@ -104,7 +112,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         raise DiffkitError("linalg.svd: the derivative needs full_matrices=False (the extra "
                            "singular vectors of a non-square matrix are not unique)")
     packed = bind(_p.svd, a)
-    s = getitem(packed, (Ellipsis, m))
+    s = _real(getitem(packed, (Ellipsis, m)))
     if not compute_uv:
         return s
     lead = tuple(range(ndim(a) - 2))
@@ -189,9 +197,14 @@ def norm(x: Any, ord: Any = None, axis: int | tuple[int, int] | None = None,  # 
     return _matrix_norm(x, ord, tuple(axis), keepdims)
 
 
+def _squares(x: Any) -> Any:
+    """|x|^2 entrywise (x * x for real x)."""
+    return bind(_p.real, x * bind(_p.conj, x)) if _p.is_complex(x) else x * x
+
+
 def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:  # noqa: A002
     if ord is None or ord == 2:
-        return sqrt(sum(x * x, axis, keepdims))
+        return sqrt(sum(_squares(x), axis, keepdims))
     if ord == 1:
         return sum(abs(x), axis, keepdims)
     if ord == np.inf:
@@ -206,7 +219,7 @@ def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:  # noqa: A
 def _matrix_norm(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> Any:  # noqa: A002
     rows, cols = axis
     if ord in (None, "fro"):
-        return sqrt(sum(x * x, axis, keepdims))
+        return sqrt(sum(_squares(x), axis, keepdims))
     if ord in (1, -1):  # max / min absolute column sum
         col = sum(abs(x), rows, keepdims=True)
         return (max if ord == 1 else min)(col, axis, keepdims)

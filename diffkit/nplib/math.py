@@ -3,8 +3,8 @@
 Where a function is a short composition of primitives (``square`` is ``x * x``, ``log2``
 is ``log(x) / log(2)``) it is written so, and its derivative, exact, comes from those
 primitives; the others are primitives of :mod:`diffkit.primitives.elementwise`.
-``real``, ``imag``, ``conj``, ``angle`` and ``abs`` take the complex values that the Fourier
-transforms give (:mod:`diffkit.nplib.fft`); of a real value, ``real``/``conj`` are the
+``real``, ``imag``, ``conj``, ``angle`` and ``abs`` take complex values (inputs, or what the
+Fourier transforms give; docs/complex.md); of a real value, ``real``/``conj`` are the
 identity, ``imag`` is zero and ``angle`` is 0 or pi (constants).
 
 >>> import diffkit as dk
@@ -123,9 +123,32 @@ def angle(x: Any, deg: bool = False) -> Any:
     return out * (180.0 / np.pi) if deg else out
 
 
+def iscomplex(x: Any) -> Any:
+    """Where the imaginary part is not zero (a mask: no derivative)."""
+    return np.iscomplex(primal(x))
+
+
+def isreal(x: Any) -> Any:
+    """Where the imaginary part is zero (a mask: no derivative)."""
+    return np.isreal(primal(x))
+
+
+def real_if_close(x: Any, tol: float = 100) -> Any:
+    """The real part when every imaginary part is within ``tol`` machine epsilons of 0.
+
+    >>> real_if_close(np.array([1.0 + 1e-20j]))
+    array([1.])
+    """
+    if not _p.is_complex(x):
+        return x
+    value = primal(x)
+    bound = tol * np.finfo(np.result_type(value)).eps if tol > 1 else tol  # (numpy's rule)
+    return real(x) if np.all(np.abs(np.imag(value)) < bound) else x
+
+
 __all__ = ["cbrt", "exp2", "expm1", "floor", "ceil", "rint", "arcsinh", "arccosh", "arctanh",
            "sinc", "arctan2", "hypot", "logaddexp", "logaddexp2", "fmod", "mod", "remainder",
            "asinh", "acosh", "atanh", "atan2", "fabs", "fmax", "fmin", "square", "reciprocal",
            "log2", "log10", "deg2rad", "rad2deg", "radians", "degrees", "round", "around",
            "trunc", "fix", "floor_divide", "divmod", "nan_to_num", "real", "conj", "conjugate", "imag",
-           "angle"]
+           "angle", "iscomplex", "isreal", "real_if_close"]

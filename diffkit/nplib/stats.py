@@ -30,12 +30,21 @@ def var(x: Any, axis: Axis = None, dtype: Any = None, out: None = None, ddof: fl
     axes = _axes(x, axis)
     count = int(np.prod([shape(x)[a] for a in axes])) - ddof
     d = x - mean(x, axes, keepdims=True)
-    return sum(d * d, axes, keepdims) / count
+    squares = bind(_p.real, d * bind(_p.conj, d)) if _p.is_complex(d) else d * d  # (|d|^2)
+    return sum(squares, axes, keepdims) / count
 
 
 def std(x: Any, axis: Axis = None, dtype: Any = None, out: None = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
-    """Standard deviation: the square root of :func:`var`."""
+    """Standard deviation: the square root of :func:`var`; over lanes of one entry it is 0
+    whatever that entry, so its derivative is 0 there (not sqrt's 1/0 at 0).
+
+    >>> import diffkit as dk
+    >>> dk.grad(std)(3.5)
+    np.float64(0.0)
+    """
+    if int(np.prod([shape(x)[a] for a in _axes(x, axis)])) == 1:
+        return 0.0 * var(x, axis, ddof=ddof, keepdims=keepdims)
     return sqrt(var(x, axis, ddof=ddof, keepdims=keepdims))
 
 

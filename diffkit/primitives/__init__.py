@@ -32,6 +32,7 @@ from . import contraction as _contraction, elementwise as _elementwise, fourier 
 from . import gather as _gather, linalg as _linalg, pseudo as _pseudo  # noqa: E402
 from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
 from . import parametric as _parametric  # noqa: E402
+from .complex_rules import mark as _mark_complex  # noqa: E402
 
 
 def families() -> dict[str, list[str]]:
@@ -54,6 +55,9 @@ def families() -> dict[str, list[str]]:
 def table() -> dict[str, Primitive]:
     """All primitives by name."""
     return {v.name: v for v in globals().values() if isinstance(v, Primitive)}
+
+
+_mark_complex(table())
 
 
 __all__ = [name for name, v in list(globals().items()) if isinstance(v, Primitive)] + [

@@ -317,8 +317,8 @@ logaddexp2 = Primitive(
 
 
 # --------------------------------------------------------------------------- complex values
-# Complex values come from the Fourier transforms (diffkit.primitives.fourier); inputs being
-# differentiated are real. Derivatives follow JAX's convention: the VJP of a primitive is
+# Complex values are inputs being differentiated, or come from the Fourier transforms
+# (diffkit.primitives.fourier). Derivatives follow JAX's convention: the VJP of a primitive is
 # the transpose of its JVP (a real-linear map) for the pairing <u, v> = Re sum(u v), with
 # no complex conjugation. Holomorphic rules (mul, exp ...) then hold as they are for
 # complex values; the gradient of a real loss L(z) is dL/dx - i dL/dy (PyTorch returns

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import DiffkitError, NotApplicable, Primitive, ndim, primal, shape
 from .contraction import einsum
 from .reductions import sum_to
-from .elementwise import where
+from .elementwise import conj, is_complex, real, where
 from .structure import align, concatenate, getitem, reshape, transpose
 
 
@@ -24,6 +24,23 @@ def _mT(a: Any) -> Any:
     """Swap the last two axes."""
     n = ndim(a)
     return transpose(a, axes=tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _cj(a: Any) -> Any:
+    """The complex conjugate of a complex ``a``; a real ``a`` as it is (no extra step)."""
+    return conj(a) if is_complex(a) else a
+
+
+def _mH(a: Any) -> Any:
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return _mT(_cj(a))
+
+
+# The factorizations (cholesky, eigh, svd, qr) of complex matrices are not holomorphic.
+# Their JVPs are written with conjugate transposes; their VJPs are the usual adjoint for
+# the real inner product Re sum(conj(a) b) (PyTorch's convention), taken between two
+# conjugations: JAX's VJP of u is conj(adjoint(conj(u))) (see docs/complex.md). For real
+# matrices every conjugation is skipped and the rules are the real ones.
 
 
 def _matmul(x: Any, y: Any) -> Any:
@@ -107,13 +124,14 @@ def _scale(c: Any, m: Any) -> Any:
 
 
 def _adjugate(a: np.ndarray) -> np.ndarray:
-    """adj(U S Vᵀ) = det(U) det(V) V adj(S) Uᵀ, adj(S) holding the products of the others."""
+    """adj(U S Vᴴ) = det(U) det(Vᴴ) V adj(S) Uᴴ, adj(S) holding the products of the others
+    (ᴴ: the conjugate transpose, the transpose for real matrices)."""
     u, s, vt = np.linalg.svd(a)
     n = s.shape[-1]
     others = np.prod(np.where(np.eye(n, dtype=bool), 1.0, s[..., None, :]), axis=-1)
     sign = np.linalg.det(u) * np.linalg.det(vt)
-    return sign[..., None, None] * (np.swapaxes(vt, -1, -2) @ (others[..., :, None]
-                                                                * np.swapaxes(u, -1, -2)))
+    return sign[..., None, None] * (np.conj(np.swapaxes(vt, -1, -2)) @ (
+        others[..., :, None] * np.conj(np.swapaxes(u, -1, -2))))
 
 
 def _invertible(a: Any) -> Any:
@@ -159,12 +177,17 @@ det = Primitive(  # d det(x) = tr(adj(x) x_dot), adj(x) = det(x) x^-1 where x is
 )
 logabsdet = Primitive(  # log |det x|, the second half of numpy's slogdet
     "logabsdet", lambda x: np.linalg.slogdet(x)[1],
-    jvp=(lambda x_dot, y, x: _trace(matmul(inv(x), x_dot)),),
+    jvp=(lambda x_dot, y, x: real_part(x, _trace(matmul(inv(x), x_dot))),),  # (Re for complex x)
     vjp=(lambda y_bar, y, x: _scale(y_bar, _mT(inv(x))),),
     saves=("x",),
     sympy=_per_matrix(lambda sp, m: sp.log(sp.Abs(m.det()))),
     array_api=lambda xp, x: xp.linalg.slogdet(x)[1],
 )
+
+
+def real_part(x: Any, v: Any) -> Any:
+    """``Re v`` where ``x`` is complex (a real function of a complex matrix), else ``v``."""
+    return real(v) if is_complex(x) else v
 
 
 def _trace(m: Any) -> Any:
@@ -191,26 +214,32 @@ def _lower(n: int, diagonal: float) -> np.ndarray:
 
 
 def _from_lower(x_dot: Any) -> Any:
-    """The symmetric matrix that the lower triangle of ``x_dot`` stands for."""
+    """The symmetric (Hermitian) matrix that the lower triangle of ``x_dot`` stands for
+    (LAPACK reads the real part of a complex diagonal)."""
     n = shape(x_dot)[-1]
+    if is_complex(x_dot):
+        strict = x_dot * _lower(n, 0.0)
+        return strict + _mH(strict) + real(x_dot) * np.eye(n)
     return x_dot * _lower(n, 1.0) + _mT(x_dot * _lower(n, 0.0))
 
 
 def _to_lower(g: Any) -> Any:
     """The adjoint of :func:`_from_lower`: the upper triangle folded onto the lower."""
     n = shape(g)[-1]
+    if is_complex(g):
+        return (g + _mH(g)) * _lower(n, 0.0) + real(g) * np.eye(n)
     return g * _lower(n, 1.0) + _mT(g) * _lower(n, 0.0)
 
 
 def _cholesky_jvp(x_dot: Any, y: Any, x: Any) -> Any:
     l_inv = inv(y)
-    return matmul(y, _lower(shape(y)[-1], 0.5) * matmul(l_inv, matmul(_from_lower(x_dot), _mT(l_inv))))
+    return matmul(y, _lower(shape(y)[-1], 0.5) * matmul(l_inv, matmul(_from_lower(x_dot), _mH(l_inv))))
 
 
 def _cholesky_vjp(y_bar: Any, y: Any, x: Any) -> Any:
     l_inv = inv(y)
-    middle = _lower(shape(y)[-1], 0.5) * matmul(_mT(y), y_bar)
-    return _to_lower(matmul(_mT(l_inv), matmul(middle, l_inv)))
+    middle = _lower(shape(y)[-1], 0.5) * matmul(_mH(y), _cj(y_bar))
+    return _cj(_to_lower(matmul(_mH(l_inv), matmul(middle, l_inv))))
 
 
 cholesky = Primitive(  # x = y y^T, y lower triangular; x symmetric positive definite
@@ -223,7 +252,7 @@ cholesky = Primitive(  # x = y y^T, y lower triangular; x symmetric positive def
 
 
 def _eigh(x: Any) -> np.ndarray:
-    w, v = np.linalg.eigh(x)
+    w, v = np.linalg.eigh(x)  # (a complex x: the eigenvalues row is complex, its imaginary part 0)
     return np.concatenate([w[..., None, :], v], axis=-2)
 
 
@@ -239,10 +268,12 @@ def _eig_parts(y: Any) -> tuple[Any, Any, Any]:
 
 
 def _eigh_jvp(x_dot: Any, y: Any, x: Any) -> Any:
+    """(Hermitian x: the eigenvectors' phases move as JAX's, v^H v_dot has a zero diagonal.)"""
     w, v, f = _eig_parts(y)
-    rotated = matmul(_mT(v), matmul(_from_lower(x_dot), v))
+    rotated = matmul(_mH(v), matmul(_from_lower(x_dot), v))
     w_dot = einsum(rotated, subs="...ii->...i".replace("...", "ZYXW"[:ndim(rotated) - 2]))
     v_dot = matmul(v, f * rotated)
+    w_dot = real(w_dot) * (1.0 + 0j) if is_complex(w_dot) else w_dot
     return concatenate(reshape(w_dot, shape=shape(w_dot)[:-1] + (1, shape(w_dot)[-1])), v_dot,
                        axis=-2)
 
@@ -250,9 +281,11 @@ def _eigh_jvp(x_dot: Any, y: Any, x: Any) -> Any:
 def _eigh_vjp(y_bar: Any, y: Any, x: Any) -> Any:
     w, v, f = _eig_parts(y)
     w_bar = getitem(y_bar, idx=(Ellipsis, 0, slice(None)))
-    v_bar = getitem(y_bar, idx=(Ellipsis, slice(1, None), slice(None)))
-    middle = _diag_embed(w_bar) + f * matmul(_mT(v), v_bar)
-    return _to_lower(matmul(v, matmul(middle, _mT(v))))
+    v_bar = _cj(getitem(y_bar, idx=(Ellipsis, slice(1, None), slice(None))))
+    if is_complex(y):  # (the eigenvalues are real: only the real part of w_bar pairs with them)
+        w_bar, f = real(w_bar), real(f)
+    middle = _diag_embed(w_bar) + f * matmul(_mH(v), v_bar)
+    return _cj(_to_lower(matmul(v, matmul(middle, _mH(v)))))
 
 
 eigh = Primitive(  # packed: row 0 the eigenvalues (ascending), rows 1.. the eigenvectors
@@ -282,7 +315,8 @@ def _svd_parts(y: Any, m: int) -> tuple[Any, Any, Any, Any]:
     F_ij = 1 / (s_j^2 - s_i^2), 0 on the diagonal."""
     u = _mT(getitem(y, idx=(Ellipsis, slice(0, m))))
     s = getitem(y, idx=(Ellipsis, m))
-    v = _mT(getitem(y, idx=(Ellipsis, slice(m + 1, None))))
+    v = _mH(getitem(y, idx=(Ellipsis, slice(m + 1, None))))
+    s = real(s) if is_complex(s) else s  # (real singular values, of a complex dtype)
     k = shape(s)[-1]
     row = reshape(s * s, shape=shape(s)[:-1] + (1, k))
     diagonal = np.eye(k, dtype=bool)
@@ -304,38 +338,53 @@ def _diagonal(m: Any) -> Any:
     return einsum(m, subs="...ii->...i".replace("...", "ZYXW"[:ndim(m) - 2]))
 
 
+def _phase(p: Any, s: Any) -> Any:
+    """i Im(diag p) / s as a diagonal matrix: what moves the phases of u (JAX's choice;
+    zero for real matrices)."""
+    half = 0.5 * (p - _mH(p)) / _rows(s)
+    return half * np.eye(shape(s)[-1])
+
+
 def _svd_jvp(x_dot: Any, y: Any, x: Any) -> Any:
     m, n = shape(x)[-2:]
     u, s, v, f = _svd_parts(y, m)
-    p = matmul(_mT(u), matmul(x_dot, v))  # x_dot in the singular bases, (..., k, k)
-    u_dot = matmul(u, f * (p * _rows(s) + _cols(s) * _mT(p)))
-    v_dot = matmul(v, f * (_cols(s) * p + _mT(p) * _rows(s)))
+    p = matmul(_mH(u), matmul(x_dot, v))  # x_dot in the singular bases, (..., k, k)
+    u_dot = matmul(u, f * (p * _rows(s) + _cols(s) * _mH(p)))
+    v_dot = matmul(v, f * (_cols(s) * p + _mH(p) * _rows(s)))
+    if is_complex(p):
+        u_dot = u_dot + matmul(u, _phase(p, s))
     if m > n:  # the part of x_dot outside the span of u
         xv = matmul(x_dot, v)
-        u_dot = u_dot + (xv - matmul(u, matmul(_mT(u), xv))) / _rows(s)
+        u_dot = u_dot + (xv - matmul(u, matmul(_mH(u), xv))) / _rows(s)
     if n > m:
-        xu = matmul(_mT(x_dot), u)
-        v_dot = v_dot + (xu - matmul(v, matmul(_mT(v), xu))) / _rows(s)
-    return concatenate(_mT(u_dot), _cols(_diagonal(p)), _mT(v_dot), axis=-1)
+        xu = matmul(_mH(x_dot), u)
+        v_dot = v_dot + (xu - matmul(v, matmul(_mH(v), xu))) / _rows(s)
+    s_dot = _diagonal(p)
+    s_dot = real(s_dot) * (1.0 + 0j) if is_complex(s_dot) else s_dot
+    return concatenate(_mT(u_dot), _cols(s_dot), _mH(v_dot), axis=-1)
 
 
 def _svd_vjp(y_bar: Any, y: Any, x: Any) -> Any:
     m, n = shape(x)[-2:]
     u, s, v, f = _svd_parts(y, m)
+    y_bar = _cj(y_bar)
     u_bar = _mT(getitem(y_bar, idx=(Ellipsis, slice(0, m))))
     s_bar = getitem(y_bar, idx=(Ellipsis, m))
-    v_bar = _mT(getitem(y_bar, idx=(Ellipsis, slice(m + 1, None))))
-    uu, vv = matmul(_mT(u), u_bar), matmul(_mT(v), v_bar)
-    middle = (_diag_embed(s_bar) + (f * (uu - _mT(uu))) * _rows(s)
-              + _cols(s) * (f * (vv - _mT(vv))))
-    x_bar = matmul(u, matmul(middle, _mT(v)))
+    v_bar = _mH(getitem(y_bar, idx=(Ellipsis, slice(m + 1, None))))
+    s_bar = real(s_bar) if is_complex(s_bar) else s_bar
+    uu, vv = matmul(_mH(u), u_bar), matmul(_mH(v), v_bar)
+    middle = (_diag_embed(s_bar) + (f * (uu - _mH(uu))) * _rows(s)
+              + _cols(s) * (f * (vv - _mH(vv))))
+    if is_complex(uu):
+        middle = middle + _phase(uu, s)
+    x_bar = matmul(u, matmul(middle, _mH(v)))
     if m > n:
-        outside = u_bar - matmul(u, uu)  # (1 - u u^T) u_bar
-        x_bar = x_bar + matmul(outside / _rows(s), _mT(v))
+        outside = u_bar - matmul(u, uu)  # (1 - u u^H) u_bar
+        x_bar = x_bar + matmul(outside / _rows(s), _mH(v))
     if n > m:
         outside = v_bar - matmul(v, vv)
-        x_bar = x_bar + matmul(u / _rows(s), _mT(outside))
-    return x_bar
+        x_bar = x_bar + matmul(u / _rows(s), _mH(outside))
+    return _cj(x_bar)
 
 
 svd = Primitive(  # packed: row j holds u[:, j], s_j and vh[j, :] (shape (..., k, m + 1 + n))
@@ -366,20 +415,30 @@ def _strictly_lower(c: Any) -> Any:
     return c * _lower(shape(c)[-1], 0.0)
 
 
+def _imaginary_diagonal(c: Any) -> Any:
+    """i Im(diag c) as a diagonal matrix (LAPACK's r has a real diagonal: for complex
+    matrices this part of q^H q_dot keeps it real)."""
+    return (c - real(c)) * np.eye(shape(c)[-1])
+
+
 def _qr_jvp(x_dot: Any, y: Any, x: Any) -> Any:
     q, r = _qr_parts(y, shape(x)[-2])
     b = matmul(x_dot, inv(r))  # x_dot r^-1
-    c = matmul(_mT(q), b)
-    omega = _strictly_lower(c) - _mT(_strictly_lower(c))  # q^T q_dot, skew-symmetric
+    c = matmul(_mH(q), b)
+    omega = _strictly_lower(c) - _mH(_strictly_lower(c))  # q^H q_dot, skew-Hermitian
+    if is_complex(c):
+        omega = omega + _imaginary_diagonal(c)
     return concatenate(matmul(q, omega - c) + b, matmul(c - omega, r), axis=-2)
 
 
 def _qr_vjp(y_bar: Any, y: Any, x: Any) -> Any:
     q, r = _qr_parts(y, shape(x)[-2])
-    q_bar, r_bar = _qr_parts(y_bar, shape(x)[-2])
-    m = matmul(r_bar, _mT(r)) - matmul(_mT(q), q_bar)
-    g = m - _strictly_lower(m - _mT(m))
-    return matmul(matmul(q, g) + q_bar, _mT(inv(r)))
+    q_bar, r_bar = _qr_parts(_cj(y_bar), shape(x)[-2])
+    m = matmul(r_bar, _mH(r)) - matmul(_mH(q), q_bar)
+    g = m - _strictly_lower(m - _mH(m))
+    if is_complex(m):
+        g = g - _imaginary_diagonal(m)
+    return _cj(matmul(matmul(q, g) + q_bar, _mH(inv(r))))
 
 
 qr = Primitive(  # packed: q (..., m, n) on top of r (..., n, n); m >= n

@@ -60,6 +60,13 @@ class _Norm(_Continuous):
     def logcdf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
         return sc.log_ndtr((x - loc) / scale)
 
+    def sf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        """The survival function 1 - cdf, without the cancellation in the upper tail."""
+        return sc.ndtr((loc - x) / scale)
+
+    def logsf(self, x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        return sc.log_ndtr((loc - x) / scale)
+
 
 class _T(_Continuous):
     """Student's t with ``df`` degrees of freedom."""
@@ -140,9 +147,12 @@ def _counts(k: Any) -> np.ndarray:
 class _MultivariateNormal:
     """The normal distribution of mean vector ``mean`` and covariance matrix ``cov``."""
 
-    def logpdf(self, x: Any, mean: Any = 0.0, cov: Any = 1.0) -> Any:
+    def logpdf(self, x: Any, mean: Any = 0.0, cov: Any = 1.0, allow_singular: bool = False) -> Any:
         """Over the last axis of ``x``; ``cov`` symmetric positive definite (a number is
-        a multiple of the identity)."""
+        a multiple of the identity; ``allow_singular=True`` is not supported)."""
+        if allow_singular:
+            raise DiffkitError("multivariate_normal: allow_singular=True (a singular cov) is "
+                               "not supported; give a positive definite cov")
         diff = asarray(x) - mean
         d = diff.shape[-1] if diff.ndim else 1
         if np.ndim(primal(cov)) < 2:
@@ -152,9 +162,15 @@ class _MultivariateNormal:
         maha = sum(matmul(solved, diff[..., :, None]), axis=(-2, -1))
         return -0.5 * (d * LOG_2PI + logdet + maha)
 
-    def pdf(self, x: Any, mean: Any = 0.0, cov: Any = 1.0) -> Any:
+    def pdf(self, x: Any, mean: Any = 0.0, cov: Any = 1.0, allow_singular: bool = False) -> Any:
         """The density."""
-        return exp(self.logpdf(x, mean, cov))
+        return exp(self.logpdf(x, mean, cov, allow_singular))
+
+    def entropy(self, mean: Any = None, cov: Any = 1.0) -> Any:
+        """(d (1 + log 2 pi) + log det cov) / 2, of a positive definite ``cov``."""
+        d = np.shape(primal(cov))[-1] if np.ndim(primal(cov)) else 1
+        logdet = linalg.slogdet(cov)[1] if np.ndim(primal(cov)) == 2 else d * log(cov)
+        return 0.5 * (d * (1.0 + LOG_2PI) + logdet)
 
 
 class _Dirichlet:

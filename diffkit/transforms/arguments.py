@@ -20,6 +20,7 @@ import numpy as np
 from .. import numpy as dnp
 from ..checks import as_input
 from ..core import Box, DiffkitError, shape
+from ..primitives import is_complex
 from ..pytree import flatten, ravel, tree_map
 
 Argnums = int | Sequence[int]
@@ -118,6 +119,7 @@ class Outputs:
     def __init__(self, f: Callable) -> None:
         self.f = weakref.ref(f) if _weakly_held(f) else (lambda: f)
         self.trees: dict[tuple, tuple[Callable, list[tuple[int, ...]], Any] | None] = {}
+        self.real_leaves: dict[tuple, list[bool]] = {}  # (real leaves come back real)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         out = self.f()(*args, **kwargs)
@@ -129,21 +131,25 @@ class Outputs:
         if not leaves:
             raise DiffkitError("the function returned an empty structure; return an array")
         self.trees[key] = (rebuild, [shape(v) for v in leaves], rebuild(list(range(len(leaves)))))
+        self.real_leaves[key] = [not is_complex(v) for v in leaves]
         return ravel([dnp.reshape(v, (-1,)) for v in leaves])[0]
 
     def unpack(self, args: tuple, kwargs: dict, r: Any, trailing: Any = None) -> Any:
         """A result whose leading axis runs over the flat output, in the output's structure
         (``trailing(block)`` maps each block, e.g. into the arguments' structure)."""
-        tree = self.trees.get(shapes_of(args, kwargs))
-        trailing = trailing or (lambda v: v)
+        key = shapes_of(args, kwargs)
+        tree = self.trees.get(key)
         if tree is None:
-            return trailing(r)
+            return r if trailing is None else trailing(r)
         rebuild, shapes, _ = tree
+        # a value or tangent (no trailing): a real leaf beside complex ones comes back real
+        reals = self.real_leaves[key] if trailing is None and is_complex(r) else [False] * len(shapes)
         blocks, start = [], 0
-        for s in shapes:
+        for s, make_real in zip(shapes, reals):
             n = math.prod(s)
-            block = r[start:start + n]
-            blocks.append(trailing(np.reshape(block, s + np.shape(block)[1:])))
+            block = np.reshape(r[start:start + n], s + np.shape(r[start:start + n])[1:])
+            blocks.append(dnp.real(block) if make_real else
+                          block if trailing is None else trailing(block))
             start += n
         return rebuild(blocks)
 

@@ -21,10 +21,12 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..backends import Backend, as_backend
-from ..checks import as_input
+from ..checks import as_input, check_complex_inputs, check_output_dtype
+from ..checks import holomorphic as complex_outputs
 from ..core import Box, DiffkitError, primal, shape
 from .arguments import Args, Argnums, Outputs, outputs_of
 from .mode import default_backend
+from ..primitives import is_complex
 from ..primitives.compare import without_derivatives
 from ..pytree import flatten, tree_map
 from .weights import FIRST, Weights, positions
@@ -34,7 +36,7 @@ BackendSpec = str | Backend
 
 def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
                    grad_position: Argnums | None = FIRST, backend: BackendSpec | None = None,
-                   has_aux: bool = False) -> Callable:
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """``f`` and its gradient together: ``(value, grad)``, or ``((value, aux), grad)``.
 
     ``argnums`` (JAX) or ``grad_position`` (MindSpore) names the differentiated arguments;
@@ -59,6 +61,10 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
         ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
     has_aux : bool
         ``f`` returns ``(value, aux)``; ``aux`` is passed through, not differentiated.
+    holomorphic : bool
+        ``f`` is holomorphic with complex inputs and output: the gradient is ``f'(z)``
+        (as JAX). Without it a complex output is an error, and for a real ``f`` of complex
+        ``z`` the gradient is JAX's ``df/dx - i df/dy`` (see docs/complex.md).
 
     Returns
     -------
@@ -83,7 +89,9 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
             args.insert(i, v)
         nums = pos if extra is None else extra.positions(len(args) - len(extra.ws))
         a = Args("grad", tuple(args), nums)
-        value, aux, g = be.value_and_grad(a.call(fun, {}), a.z, has_aux)
+        check_complex_inputs(a.leaves, "grad", holomorphic)
+        with complex_outputs(holomorphic):
+            value, aux, g = be.value_and_grad(a.call(fun, {}), a.z, has_aux)
         return (value, aux, a.unpack(g)) if has_aux else (value, a.unpack(g))
 
     staged = be.stage(whole)
@@ -94,11 +102,14 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
         static = None if kwargs or _one_array(args) else _static(args, nums)
         if static is None:
             a = Args("grad", args, nums)  # f itself, or kwargs: the backend sees f(z) as is
-            value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
+            check_complex_inputs(a.leaves, "grad", holomorphic)
+            with complex_outputs(holomorphic):
+                value, aux, g = be.value_and_grad(a.call(fun, kwargs), a.z, has_aux)
             g = a.unpack(g)
         else:  # f would close over the other arguments: stage the whole call instead
             fixed = {i for i, _ in static}
-            out = staged(static, *(a for i, a in enumerate(args) if i not in fixed))
+            with complex_outputs(holomorphic):
+                out = staged(static, *(a for i, a in enumerate(args) if i not in fixed))
             value, aux, g = out if has_aux else (out[0], None, out[1])
         value, g = (value, g) if extra is None else extra.split(value, g)
         return ((value, aux), g) if has_aux else (value, g)
@@ -133,7 +144,7 @@ def _static(args: tuple, nums: Any) -> tuple | None:
 
 def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
          grad_position: Argnums | None = FIRST, backend: BackendSpec | None = None,
-         has_aux: bool = False) -> Callable:
+         has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """The gradient of scalar ``f`` w.r.t. argument(s) ``argnums`` (and/or ``weights``,
     as in :func:`value_and_grad`).
 
@@ -151,6 +162,8 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
         ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
     has_aux : bool
         ``f`` returns ``(value, aux)``; the result is then ``(grad, aux)``.
+    holomorphic : bool
+        As JAX: complex ``f`` of complex inputs, holomorphic; the result is ``f'(z)``.
 
     Returns
     -------
@@ -160,9 +173,11 @@ def grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = None, *,
     >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
     >>> dk.grad(lambda x: dnp.sum(x ** 2))(np.array([1.0, 2.0]))
     array([2., 4.])
+    >>> dk.grad(lambda z: dnp.real(z * dnp.conj(z)))(3 + 4j)  # |z|^2; as JAX: 2 conj(z)
+    np.complex128(6-8j)
     """
     vg = value_and_grad(f, argnums, weights, grad_position=grad_position, backend=backend,
-                        has_aux=has_aux)
+                        has_aux=has_aux, holomorphic=holomorphic)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -208,6 +223,11 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
     if [shape(x) for x in a.leaves] != [shape(x) for x in t.leaves]:
         raise DiffkitError(f"jvp: tangent shapes {[shape(x) for x in t.leaves]} do not match "
                            f"primal shapes {[shape(x) for x in a.leaves]}")
+    for k, (x, x_dot) in enumerate(zip(a.leaves, t.leaves)):
+        if is_complex(x_dot) and not is_complex(x):
+            raise DiffkitError(f"jvp: tangent {k} is complex but its primal is real; a real "
+                               "input moves in real directions only (make the primal complex, "
+                               "e.g. x + 0j, to differentiate along an imaginary direction)")
     out = outputs_of(f)
     y, y_dot = as_backend(backend).jvp(a.call(out, {}), a.z, t.z)
     return out.unpack(primals, {}, y), out.unpack(primals, {}, y_dot)
@@ -252,7 +272,8 @@ def _pull_back(f: Callable, a: Args, out: Outputs, primals: tuple, pull: Callabl
     return a.unpack(pull(out.ravel(primals, {}, y_bar)))
 
 
-def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:
+def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None,
+             holomorphic: bool = False) -> Callable:
     """The Jacobian, shape ``f(x).shape + x.shape``; for a tuple or dict output, a tuple
     or dict of those (as JAX).
 
@@ -268,6 +289,10 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
     backend : str or Backend, optional
         How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
         ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
+    holomorphic : bool
+        As JAX: complex inputs and outputs, ``f`` holomorphic; the Jacobian is ``df/dz``.
+        Without it, complex inputs need a real output (rows are JAX gradients, by
+        reverse mode) and forward mode needs real inputs.
 
     Returns
     -------
@@ -283,28 +308,35 @@ def jacobian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None =
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         a = Args("jacobian", args, argnums)
+        name = {"forward": "jacfwd", "reverse": "jacrev"}.get(backend, "jacobian")
+        check_complex_inputs(a.leaves, name, holomorphic, forward=name == "jacfwd")
         fun = a.call(out, kwargs)
-        jac = as_backend(backend).jacobian(fun, a.z) if backend is not None else \
-            _cheaper_jacobian(fun, a.z)
+        with complex_outputs(holomorphic):
+            jac = as_backend(backend).jacobian(fun, a.z) if backend is not None else \
+                _cheaper_jacobian(fun, a.z, holomorphic)
         return out.unpack(args, kwargs, jac, a.unpack)
 
     return wrapper
 
 
-def _cheaper_jacobian(fun: Callable, z: Any) -> Any:
+def _cheaper_jacobian(fun: Callable, z: Any, holomorphic: bool) -> Any:
     """Forward mode when there are no more inputs than outputs (a pass per input), else
-    reverse mode (a pass per output) on the one recording that told the output's size."""
+    reverse mode (a pass per output) on the one recording that told the output's size.
+    Complex inputs of a function that is not holomorphic go by reverse mode (as JAX's
+    ``jacobian``, which is ``jacrev``)."""
     y, pull = as_backend("reverse").vjp(fun, z)
     n, m = np.size(primal(z)), np.size(primal(y))
-    if n <= m:
+    if n <= m and (holomorphic or not is_complex(z)):
         return as_backend("forward").jacobian(fun, z)
+    check_output_dtype(y, "jacobian")
     seeds = np.eye(m, dtype=np.result_type(primal(y))).reshape((m,) + shape(y))
     rows = [pull(seed) for seed in seeds]
     return dnp.reshape(dnp.stack(rows), shape(y) + shape(z)) if rows else \
         np.zeros(shape(y) + shape(z), np.result_type(primal(y)))
 
 
-def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None) -> Callable:
+def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = None,
+            holomorphic: bool = False) -> Callable:
     """Second derivatives, shape ``x.shape + x.shape``. With several arguments
     (``argnums`` a tuple) or a dict/list argument, the blocks come nested as JAX gives
     them: ``H[i][j]`` is the block of arguments (leaves) i and j.
@@ -323,6 +355,8 @@ def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = 
         How to differentiate: a name or spec (``"forward"``, ``"compiled[fuse=false]"``,
         ``"numeric[method=central,order=4]"``) or a configured ``dk.backend(...)``.
         Default: forward over reverse.
+    holomorphic : bool
+        As JAX: complex ``f`` of complex inputs, holomorphic; the result is ``f''(z)``.
 
     Returns
     -------
@@ -336,12 +370,15 @@ def hessian(f: Callable, argnums: Argnums = 0, *, backend: BackendSpec | None = 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         a = Args("hessian", args, argnums)
+        check_complex_inputs(a.leaves, "hessian", holomorphic, forward=True)
         fun = a.call(f, kwargs)
-        if backend is not None:
-            h = as_backend(backend).hessian(fun, a.z)
-        else:
-            rev = as_backend("reverse")
-            h = as_backend("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2], a.z)
+        with complex_outputs(holomorphic):
+            if backend is not None:
+                h = as_backend(backend).hessian(fun, a.z)
+            else:
+                rev = as_backend("reverse")
+                h = as_backend("forward").jacobian(lambda z: rev.value_and_grad(fun, z, False)[2],
+                                                   a.z)
         return a.unpack_square(h)
 
     return wrapper
@@ -387,14 +424,14 @@ def derivative(f: Callable, *, backend: BackendSpec = "forward") -> Callable:
     return wrapper
 
 
-def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
+def jacfwd(f: Callable, argnums: Argnums = 0, *, holomorphic: bool = False) -> Callable:
     """The Jacobian by forward mode: one batched JVP over every input direction."""
-    return jacobian(f, argnums, backend="forward")
+    return jacobian(f, argnums, backend="forward", holomorphic=holomorphic)
 
 
-def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
+def jacrev(f: Callable, argnums: Argnums = 0, *, holomorphic: bool = False) -> Callable:
     """The Jacobian by reverse mode: one backward sweep with a batch of output adjoints."""
-    return jacobian(f, argnums, backend="reverse")
+    return jacobian(f, argnums, backend="reverse", holomorphic=holomorphic)
 
 
 def hvp(f: Callable) -> Callable:

@@ -50,15 +50,25 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
     K = orders.pop() if orders else 0
     coeffs = []
     for i, (x0, terms) in enumerate(zip(primals, series)):
-        x0 = as_input(x0, f"jet: primal {i}")
+        x0 = _real(as_input(x0, f"jet: primal {i}"), f"jet: primal {i}")
         if isinstance(x0, Box):
             raise DiffkitError(NO_NESTING)
-        terms = [np.broadcast_to(as_input(t, f"jet: series {i}"), shape(x0)) for t in terms]
+        terms = [np.broadcast_to(_real(as_input(t, f"jet: series {i}"), f"jet: series {i}"),
+                                 shape(x0)) for t in terms]
         coeffs.append(np.stack([x0] + [t / math.factorial(k) for k, t in enumerate(terms, 1)]))
     out = propagate(fun, coeffs)
     primal_out = tree_map(lambda c: c[0], out)
     series_out = tree_map(lambda c: [c[k] * math.factorial(k) for k in range(1, K + 1)], out)
     return primal_out, series_out
+
+
+def _real(x: Any, where: str) -> Any:
+    """Taylor series here are real: a complex one is refused, not cast."""
+    if not isinstance(x, Box) and np.iscomplexobj(x):
+        raise DiffkitError(f"{where} is complex: Taylor mode (jet, derivatives) takes real "
+                           "series; for complex inputs use dk.jvp, dk.grad or "
+                           "dk.hessian(..., holomorphic=True)")
+    return x
 
 
 def derivatives(f: Callable[[Any], Any], k: int) -> Callable[[Any], list]:

@@ -1,0 +1,1 @@
+"""autograd.misc.optimizers: not mapped."""

@@ -1,0 +1,2 @@
+"""autograd.numpy.random: numpy's."""
+from numpy.random import *  # noqa: F403

@@ -1,0 +1,10 @@
+"""autograd.scipy.stats.t: diffkit.scipy.stats.t's functions (scipy's behind them)."""
+import scipy.stats as _ss
+
+import diffkit.scipy.stats as _ds
+
+_behind = getattr(_ss, "t")
+globals().update({k: getattr(_behind, k) for k in dir(_behind) if not k.startswith("_")})
+_first = getattr(_ds, "t", None)
+if _first is not None:
+    globals().update({k: getattr(_first, k) for k in dir(_first) if not k.startswith("_")})
