@@ -432,6 +432,12 @@ for _sa, _sb in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2)), ((1
     case("solve", f"{_sa}\\{_sb}", lambda r, sa=_sa, sb=_sb: Spec(
         [well_conditioned(r, sa), real(r, sb)]))
 case("solve", "const-a", lambda r: Spec([well_conditioned(r, (3, 3)), real(r, (3, 2))], const=(0,)))
+for _shape in [(3, 3), (2, 3, 3), (1, 1)]:  # (matrix functions: scipy.linalg)
+    case("expm", f"{_shape}", lambda r, s=_shape: Spec([real(r, s, -0.7, 0.7)]))
+    case("sqrtm", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
+for _sa, _sb, _sq in [((3, 3), (2, 2), (3, 2)), ((2, 3, 3), (2, 2), (3, 2)), ((1, 1), (1, 1), (1, 1))]:
+    case("solve_sylvester", f"{_sa}{_sb}{_sq}", lambda r, sa=_sa, sb=_sb, sq=_sq: Spec(
+        [well_conditioned(r, sa), well_conditioned(r, sb), real(r, sq)]))
 
 
 # ---------------------------------------------------------------- parametrization
@@ -863,6 +869,10 @@ big("pinv", "big", lambda r: Spec([distinct_singular(r, (12, 10))], {"rcond": No
 big("adjugate", "big", lambda r: Spec([well_conditioned(r, (12, 12)) / 12]))
 big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
+big("expm", "big", lambda r: Spec([real(r, (24, 24), -0.1, 0.1)]))
+big("sqrtm", "big", lambda r: Spec([spd(r, (24, 24))]))
+big("solve_sylvester", "big", lambda r: Spec([well_conditioned(r, (24, 24)), well_conditioned(r, (20, 20)),
+                                              real(r, (24, 20))]))
 
 def _big_params() -> list[Any]:
     out = []

@@ -232,3 +232,9 @@ def _expand(x: Any, axis: int) -> Any:
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "pinv",
            "matrix_power", "multi_dot", "norm", "svd", "svdvals", "qr", "eig", "eigvals"]
+
+from .linalg_numpy2 import *  # noqa: E402,F403  (lstsq, cond, vector_norm ...: numpy 2's rest)
+from .linalg_numpy2 import __all__ as _numpy2  # noqa: E402
+from .contract import tensordot  # noqa: E402,F401
+
+__all__ += [*_numpy2, "matmul", "tensordot"]  # (matmul: numpy.linalg's, imported above)
