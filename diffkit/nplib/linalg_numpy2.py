@@ -9,9 +9,9 @@ of the matrix the axes flatten to. ``matrix_rank`` is an integer (no derivative)
 
 >>> import diffkit as dk
 >>> dk.grad(lambda a: lstsq(a, np.array([1.0, 2.0, 2.0]))[0].sum())(np.eye(3)[:, :2]).round(6)
-array([[-1., -1.],
-       [-2., -2.],
-       [ 1.,  2.]])
+array([[-1., -2.],
+       [-1., -2.],
+       [ 2.,  2.]])
 """
 
 from __future__ import annotations

@@ -1,0 +1,116 @@
+"""``diffkit.scipy.linalg``: SciPy's names for the linear algebra of :mod:`diffkit.numpy.linalg`,
+and the matrix functions ``expm``, ``expm_frechet``, ``sqrtm``, ``solve_sylvester`` and
+``solve_triangular`` (needs SciPy).
+
+* ``expm``: the Fréchet derivative by the block-triangular identity (every order).
+* ``sqrtm``: the principal square root of a matrix with no eigenvalue <= 0 (a real root);
+  its derivative solves ``s ds + ds s = da``.
+* ``solve_triangular(a, b, lower=False, trans=0, unit_diagonal=False)``: reads one triangle
+  of ``a``, as SciPy, so the derivative with respect to the other is zero (as JAX's).
+* ``lstsq``: ``(x, residues, rank, s)`` as SciPy (residues a number for a vector ``b``).
+* ``cholesky(a, lower=False)``: SciPy's upper factor by default.
+
+>>> import diffkit as dk
+>>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
+>>> dk.grad(lambda m: solve_triangular(m, np.ones(2), lower=True).sum())(a)
+array([[-0.1875 ,  0.     ],
+       [-0.125  , -0.03125]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import DiffkitError, ndim, shape
+from ..nplib import linalg as _np_linalg
+from ..nplib.base import eye, reshape
+from ..nplib.linalg import det, inv, norm, pinv, qr, solve, svd, svdvals  # noqa: F401
+from ..nplib.linalg_numpy2 import matrix_transpose
+from ..nplib.shaping import tril, triu
+from ..primitives import matrix_functions as _mf
+
+
+def expm(a: Any) -> Any:
+    """The matrix exponential (of the last two axes)."""
+    _np_linalg._square(a, "expm")
+    return _mf.expm(a)
+
+
+def expm_frechet(a: Any, e: Any, method: Any = None, compute_expm: bool = True) -> Any:
+    """``(expm(a), L(a, e))``, or ``L(a, e)`` alone: the Fréchet derivative of expm."""
+    _np_linalg._square(a, "expm_frechet")
+    frechet = _mf.frechet(a, e)
+    return (expm(a), frechet) if compute_expm else frechet
+
+
+def sqrtm(a: Any, disp: bool = True, blocksize: int = 64) -> Any:
+    """The principal square root (real: no eigenvalue of ``a`` is <= 0)."""
+    _np_linalg._square(a, "sqrtm")
+    return _mf.sqrtm(a)
+
+
+def solve_sylvester(a: Any, b: Any, q: Any) -> Any:
+    """``x`` with ``a x + x b = q`` (``a`` and ``-b`` share no eigenvalue)."""
+    _np_linalg._square(a, "solve_sylvester")
+    _np_linalg._square(b, "solve_sylvester")
+    return _mf.solve_sylvester(a, b, q)
+
+
+def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
+                     unit_diagonal: bool = False, overwrite_b: bool = False,
+                     check_finite: bool = True) -> Any:
+    """``x`` with ``op(t) x = b``, ``t`` the lower or upper triangle of ``a`` (ones on the
+    diagonal with ``unit_diagonal``), ``op`` the identity (trans 0/'N') or the transpose
+    (1/'T', 2/'C' for real values)."""
+    _np_linalg._square(a, "solve_triangular")
+    if trans not in (0, 1, 2, "N", "T", "C"):
+        raise DiffkitError(f"solve_triangular: trans={trans!r}; use 0/'N', 1/'T' or 2/'C'")
+    n = shape(a)[-1]
+    t = tril(a, -1 if unit_diagonal else 0) if lower else triu(a, 1 if unit_diagonal else 0)
+    if unit_diagonal:
+        t = t + eye(n)
+    if trans not in (0, "N"):
+        t = matrix_transpose(t)
+    return solve(t, b)
+
+
+def lstsq(a: Any, b: Any, cond: float | None = None, **_: Any) -> tuple[Any, Any, int, Any]:
+    """``(x, residues, rank, s)`` as SciPy: the residues are a number for a vector ``b``."""
+    x, residues, rank, s = _np_linalg.lstsq(a, b, rcond=cond)
+    if ndim(b) == 1 and shape(residues) == (1,):
+        residues = reshape(residues, ())
+    return x, residues, rank, s
+
+
+def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
+             check_finite: bool = True) -> Any:
+    """SciPy's Cholesky factor: upper (``a = uᵀ u``) unless ``lower=True``."""
+    low = _np_linalg.cholesky(a)
+    return low if lower else matrix_transpose(low)
+
+
+def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False,
+         **_: Any) -> Any:
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (one triangle read);
+    the generalized problem (``b``) is not supported."""
+    if b is not None:
+        raise DiffkitError("scipy.linalg.eigh: the generalized problem (b=) is not supported; "
+                           "use eigh(inv(cholesky(b)) a inv(cholesky(b)).T)")
+    w, v = _np_linalg.eigh(a, "L" if lower else "U")
+    return w if eigvals_only else (w, v)
+
+
+def eig(a: Any, *args: Any, **kwargs: Any) -> Any:
+    """Not differentiated (see :func:`diffkit.numpy.linalg.eig`)."""
+    return _np_linalg.eig(a)
+
+
+def eigvals(a: Any, *args: Any, **kwargs: Any) -> Any:
+    return _np_linalg.eigvals(a)
+
+
+__all__ = ["expm", "expm_frechet", "sqrtm", "solve_sylvester", "solve_triangular", "lstsq",
+           "cholesky", "det", "eigh", "inv", "norm", "pinv", "qr", "solve", "svd", "svdvals",
+           "eig", "eigvals"]
