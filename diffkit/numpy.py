@@ -27,7 +27,7 @@ from .nplib import base as _base, contract as _contract, fft, linalg  # noqa: F4
 from .nplib import math as _math, shaping as _shaping, stats as _stats
 from .nplib import convolve as _convolve, numpy2 as _numpy2
 from .nplib import building as _building, nanfunctions as _nanfunctions, polynomial as _polynomial
-from .nplib import quantiles as _quantiles, sampled as _sampled
+from .nplib import quantiles as _quantiles, sampled as _sampled, value_only as _value_only
 from .nplib.base import *  # noqa: F403
 from .nplib.contract import *  # noqa: F403
 from .nplib.convolve import *  # noqa: F403
@@ -40,6 +40,7 @@ from .nplib.nanfunctions import *  # noqa: F403
 from .nplib.polynomial import *  # noqa: F403
 from .nplib.quantiles import *  # noqa: F403
 from .nplib.sampled import *  # noqa: F403
+from .nplib.value_only import *  # noqa: F403
 from .primitives.compare import COMPARISONS as _MASKS
 from .primitives.compare import mask as _mask
 
@@ -195,7 +196,7 @@ def _install_methods() -> None:
 
 _install_methods()
 _FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats, _numpy2, _building,
-             _nanfunctions, _polynomial, _quantiles, _sampled)
+             _nanfunctions, _polynomial, _quantiles, _sampled, _value_only)
 _UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
                 if isinstance(getattr(_np, name, None), _np.ufunc)
                 and getattr(_np, name) not in _UFUNCS})

@@ -26,7 +26,7 @@ import numpy as np
 from ..core import DiffkitError, ndim, shape
 from ..nplib import linalg as _np_linalg
 from ..nplib.base import eye, reshape
-from ..nplib.linalg import det, inv, norm, pinv, qr, solve, svd, svdvals  # noqa: F401
+from ..nplib.linalg import det, inv, norm, pinv, solve, svd, svdvals  # noqa: F401
 from ..nplib.linalg_numpy2 import matrix_transpose
 from ..nplib.shaping import tril, triu
 from ..primitives import matrix_functions as _mf
@@ -89,6 +89,24 @@ def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
     """SciPy's Cholesky factor: upper (``a = uᵀ u``) unless ``lower=True``."""
     low = _np_linalg.cholesky(a)
     return low if lower else matrix_transpose(low)
+
+
+def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True) -> Any:
+    """SciPy's QR: ``mode='full'`` (square ``q``; for a tall matrix the extra columns are not
+    unique, so differentiate with ``'economic'``), ``'economic'``, or ``'r'`` (a 1-tuple)."""
+    if pivoting or mode not in ("full", "economic", "r"):
+        raise DiffkitError(f"scipy.linalg.qr: mode={mode!r}, pivoting={pivoting} not supported; "
+                           "use mode 'full', 'economic' or 'r' without pivoting")
+    m, n = shape(a)[-2:]
+    if mode == "full" and m > n:
+        if not _np_linalg._packed(a):
+            return _mf._scipy_linalg().qr(a)
+        raise DiffkitError("scipy.linalg.qr: the derivative of mode='full' for a tall matrix is "
+                           "not defined (the extra columns of q are not unique); use 'economic'")
+    if mode == "r":
+        return (_np_linalg.qr(a, "r"),)
+    return _np_linalg.qr(a)
 
 
 def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False,
