@@ -233,8 +233,18 @@ def _expand(x: Any, axis: int) -> Any:
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "pinv",
            "matrix_power", "multi_dot", "norm", "svd", "svdvals", "qr", "eig", "eigvals"]
 
-from .linalg_numpy2 import *  # noqa: E402,F403  (lstsq, cond, vector_norm ...: numpy 2's rest)
-from .linalg_numpy2 import __all__ as _numpy2  # noqa: E402
 from .contract import tensordot  # noqa: E402,F401
 
-__all__ += [*_numpy2, "matmul", "tensordot"]  # (matmul: numpy.linalg's, imported above)
+# numpy.linalg's rest, written with the functions above (diffkit.nplib.linalg_numpy2),
+# looked up when first used: that module builds on this one
+NUMPY2 = ["lstsq", "cond", "matrix_rank", "cross", "tensorsolve", "tensorinv", "vector_norm",
+          "matrix_norm", "matrix_transpose", "vecdot", "outer", "diagonal", "trace"]
+__all__ += [*NUMPY2, "matmul", "tensordot"]  # (matmul: numpy.linalg's, imported above)
+
+
+def __getattr__(name: str) -> Any:
+    if name in NUMPY2:
+        from . import linalg_numpy2  # (deferred: that module builds on this one)
+
+        return getattr(linalg_numpy2, name)
+    raise AttributeError(f"module 'diffkit.numpy.linalg' has no attribute {name!r}")

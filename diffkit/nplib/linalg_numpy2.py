@@ -22,7 +22,9 @@ import numpy as np
 
 from ..core import DiffkitError, ndim, primal, shape
 from .base import getitem, matmul, reshape, stack, sum, transpose  # noqa: A004
-from .linalg import _matrix_norm, _vector_norm, inv, norm, pinv, solve, svdvals
+from .math import conj
+from .shaping import diagonal as _diagonal, moveaxis
+from .linalg import NUMPY2, _matrix_norm, _vector_norm, inv, norm, pinv, solve, svdvals
 
 
 def matrix_transpose(x: Any) -> Any:
@@ -99,8 +101,6 @@ def matrix_norm(x: Any, keepdims: bool = False, ord: Any = "fro") -> Any:  # noq
 
 def vecdot(x1: Any, x2: Any, axis: int = -1) -> Any:
     """``sum(conj(x1) * x2, axis)``, broadcasting the other axes (numpy 2)."""
-    from .math import conj
-
     return sum(conj(x1) * x2, axis)
 
 
@@ -113,9 +113,7 @@ def outer(x1: Any, x2: Any) -> Any:
 
 def diagonal(x: Any, offset: int = 0) -> Any:
     """The diagonal of the last two axes (``numpy.linalg.diagonal``)."""
-    from .shaping import diagonal as along
-
-    return along(x, offset, -2, -1)
+    return _diagonal(x, offset, -2, -1)
 
 
 def trace(x: Any, offset: int = 0) -> Any:
@@ -127,8 +125,6 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> Any:
     """The cross product of 3-vectors (a 2-vector has z = 0; two 2-vectors give the z
     component alone), along the given axes, broadcasting the others (numpy's rules)."""
-    from .shaping import moveaxis
-
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
@@ -148,8 +144,6 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
 
 def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     """``x`` with ``tensordot(a, x, x.ndim) == b``: ``solve`` of the flattened system."""
-    from .shaping import moveaxis
-
     if axes is not None:
         axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
         a = moveaxis(a, axes, tuple(range(ndim(a) - len(axes), ndim(a))))
@@ -171,5 +165,4 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
     return reshape(inv(reshape(a, (rows, rows))), tail + head)
 
 
-__all__ = ["lstsq", "cond", "matrix_rank", "cross", "tensorsolve", "tensorinv", "vector_norm",
-           "matrix_norm", "matrix_transpose", "vecdot", "outer", "diagonal", "trace"]
+__all__ = list(NUMPY2)

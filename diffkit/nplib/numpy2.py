@@ -25,7 +25,7 @@ from .base import (arccos, arcsin, arctan, concatenate, getitem, matmul, power, 
                    transpose, where)
 from .base import abs as _abs
 from .linalg_numpy2 import cross, matrix_transpose, vecdot  # noqa: F401
-from .math import arccosh, arcsinh, arctan2, arctanh  # noqa: F401
+from .math import arccosh, arcsinh, arctan2, arctanh, conj  # noqa: F401
 from .stats import cumprod, cumsum
 
 acos, asin, atan = arccos, arcsin, arctan
@@ -50,8 +50,6 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Vector-matrix products of stacks, ``conj(x1) @ x2``: ``(..., m) x (..., m, n) -> (..., n)``."""
-    from .math import conj
-
     return getitem(matmul(reshape(conj(x1), shape(x1)[:-1] + (1, shape(x1)[-1])), x2),
                    (Ellipsis, 0, slice(None)))
 

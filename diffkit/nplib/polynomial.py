@@ -19,6 +19,7 @@ import numpy as np
 from ..core import DiffkitError, ndim, shape
 from .base import concatenate, getitem, reshape, stack
 from .convolve import convolve as _convolve
+from .linalg_numpy2 import lstsq
 
 
 def polyval(p: Any, x: Any) -> Any:
@@ -47,8 +48,6 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
             w: Any = None, cov: bool = False) -> Any:
     """The least-squares polynomial of degree ``deg`` through ``(x, y)`` (``y`` a vector
     or columns of data sets); ``full`` and ``cov`` are not supported."""
-    from .linalg_numpy2 import lstsq
-
     if full or cov:
         raise DiffkitError("polyfit: full=True and cov=True are not supported")
     a = vander(x, int(deg) + 1)

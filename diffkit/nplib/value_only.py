@@ -5,8 +5,8 @@ under ``vmap``, one decision per example; the others refuse a batched value (dec
 outside ``vmap``, or with ``dnp.where``).
 
 >>> import diffkit as dk
->>> dk.grad(lambda x: (x * isfinite(x)).sum())(np.array([1.0, np.inf]))
-array([1., 1.])
+>>> dk.grad(lambda x: (x * less(x, 2.0)).sum())(np.array([1.0, 3.0]))
+array([1., 0.])
 """
 
 from __future__ import annotations
