@@ -197,6 +197,8 @@ CASES: dict[str, Case] = {
     "matrix_power-multi_dot": (lambda xp, s, x: xp.linalg.matrix_power(x, 3)
                                + xp.linalg.multi_dot([x, x.T, x]), _conditioned(3)),
     "expm": (lambda xp, s, x: _expm(xp, x), _u(-0.7, 0.7, 3, 3)),
+    "eigvals": (lambda xp, s, x: xp.real(xp.linalg.eigvals(x @ xp.diag(xp.array([1.0, 2.5, 4.0]))
+                                                        @ xp.linalg.inv(x))), _conditioned(3)),
     # fft (complex values in between: real input, real output)
     "fft-abs-ifft": (lambda xp, s, x: xp.abs(xp.fft.fft(x)) + xp.real(xp.fft.ifft(x * 2.0)) ** 2,
                      _u(-2, 2, 6)),
@@ -249,6 +251,6 @@ JUDGED = {"cbrt", "exp2", "expm1", "arcsinh", "arccosh", "arctanh", "sinc", "flo
           "rfft", "irfft", "real", "imag", "conj", "gammaln",
           "polygamma", "erf", "erfc", "logit", "log_ndtr", "xlogy", "gamma", "rgamma", "beta",
           "betaln", "erfinv", "erfcinv", "erfcx", "ndtri", "iv", "ive", "jv", "zeta", "spence",
-          "xlog1py", "gammainc", "gammaincc", "betainc", "expm"}
+          "xlog1py", "gammainc", "gammaincc", "betainc", "expm", "eig"}
 # judged against mpmath in test_special_mpmath.py instead (JAX has no Bessel Y)
 MPMATH_JUDGED = {"yv"}

@@ -249,6 +249,22 @@ def _qr(ns: Any, x: Any, qr: Any) -> Any:
     return ns.np.abs(q) * ns.np.abs(r).sum(0) + q @ r
 
 
+def _real_eigen(ns: Any, x: Any) -> Any:
+    return x @ ns.np.diag(ns.np.array([1.0, 2.5, 4.0])) @ ns.np.linalg.inv(x)  # (real, distinct)
+
+
+def _eig(ns: Any, x: Any, la: Any) -> Any:
+    """Eigenvalues and |eigenvectors| (JAX: complex, and its eigenvector derivative is opt-in)."""
+    a = _real_eigen(ns, x)
+    if ns.np.__name__.startswith("jax"):
+        import jax
+
+        w, v = jax.lax.linalg.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    else:
+        w, v = la.eig(a)
+    return ns.np.real(w) + ns.np.abs(v).sum(0)
+
+
 _B = np.array([[1.0, -0.5], [0.3, 2.0], [-1.2, 0.7]])
 _B5 = np.array([[1.0, -0.5], [0.3, 2.0], [-1.2, 0.7], [0.4, 0.1], [2.0, -1.0]])
 _LINALG = {  # numpy.linalg and scipy.linalg names -> cases (ns.linalg is numpy's, ns.slinalg scipy's)
@@ -259,6 +275,8 @@ _LINALG = {  # numpy.linalg and scipy.linalg names -> cases (ns.linalg is numpy'
     "det": [(lambda ns, x, la: la.det(x), conditioned(3))],
     "diagonal": [(lambda ns, x, la: la.diagonal(x.reshape(2, 2, 3), offset=1), u(-2, 2, *M))],
     "eigh": [(lambda ns, x, la: _eigh(ns, x, la.eigh), u(-0.5, 0.5, 3, 3))],
+    "eig": [(lambda ns, x, la: _eig(ns, x, la), conditioned(3))],
+    "eigvals": [(lambda ns, x, la: ns.np.real(la.eigvals(_real_eigen(ns, x))), conditioned(3))],
     "eigvalsh": [(lambda ns, x, la: la.eigvalsh(_sym(x) + ns.np.diag(ns.np.array([0.0, 3.0, 6.0]))),
                   u(-0.5, 0.5, 3, 3))],
     "inv": [(lambda ns, x, la: la.inv(x), conditioned(3))],

@@ -33,8 +33,7 @@ OURS = {"numpy": "diffkit.numpy", "numpy.linalg": "diffkit.nplib.linalg",
 # results that are integers, booleans or constants, whatever the inputs
 VALUE_ONLY = {"argmax", "argmin", "argsort", "nonzero", "any", "all", "nanargmax", "nanargmin",
               "matrix_rank", "fftfreq", "rfftfreq", "arange", "eye", "zeros", "ones",
-              "zeros_like", "ones_like", "floor_divide",
-              "eig", "eigvals"}  # (general eig: refused, see numpy-conventions.md)
+              "zeros_like", "ones_like", "floor_divide"}
 NOT_NUMERICAL = {
     "array2string", "array_repr", "array_str", "base_repr", "binary_repr", "busday_count",
     "busday_offset", "datetime_as_string", "datetime_data", "format_float_positional",

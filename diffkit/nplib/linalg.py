@@ -9,7 +9,8 @@ matrix of full rank. ``cholesky`` and ``eigh`` read the lower triangle only, as 
 ``svd`` needs distinct, non-zero singular values and ``full_matrices=False`` (its
 singular vectors, like eigenvectors, are defined up to sign); ``qr`` is the reduced
 factorization of a square or tall matrix of full rank. Matrix norms of order 2, -2 and
-'nuc' go through the SVD. Not covered: ``eig``/``eigvals`` (general matrices).
+'nuc' go through the SVD. ``eig``/``eigvals`` of a general matrix: real, distinct
+eigenvalues (complex ones need complex derivatives: an error).
 
 >>> import diffkit as dk
 >>> dk.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))  # det(A) inv(A)^T
@@ -136,18 +137,20 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 def eig(a: Any) -> Any:
-    """Not differentiated: the eigenvalues of a general real matrix may be complex."""
+    """Eigenvalues and unit eigenvectors of a general matrix. Differentiated for real
+    matrices with real, distinct eigenvalues (complex ones are a clear error); the order
+    and the eigenvectors' signs are LAPACK's, as numpy's."""
     if not _packed(a):
         return np.linalg.eig(a)
-    raise DiffkitError("linalg.eig/eigvals are not differentiated: a general matrix's eigenvalues "
-                       "may be complex and its eigenvectors have no canonical scale; use "
-                       "linalg.eigh for symmetric matrices, or linalg.svd")
+    _square(a, "eig")
+    packed = bind(_p.eig, a)
+    return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
 
 
 def eigvals(a: Any) -> Any:
     if not _packed(a):
         return np.linalg.eigvals(a)
-    return eig(a)
+    return eig(a)[0]
 
 
 def pinv(a: Any, rcond: float | None = None, hermitian: bool = False) -> Any:

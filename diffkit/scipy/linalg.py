@@ -120,13 +120,16 @@ def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = Fals
     return w if eigvals_only else (w, v)
 
 
-def eig(a: Any, *args: Any, **kwargs: Any) -> Any:
-    """Not differentiated (see :func:`diffkit.numpy.linalg.eig`)."""
+def eig(a: Any, b: Any = None, left: bool = False, right: bool = True, **_: Any) -> Any:
+    """Eigenvalues and right eigenvectors (see :func:`diffkit.numpy.linalg.eig`)."""
+    if b is not None or left or not right:
+        raise DiffkitError("scipy.linalg.eig: only the standard problem with right "
+                           "eigenvectors is supported (b=None, left=False, right=True)")
     return _np_linalg.eig(a)
 
 
-def eigvals(a: Any, *args: Any, **kwargs: Any) -> Any:
-    return _np_linalg.eigvals(a)
+def eigvals(a: Any, b: Any = None, **_: Any) -> Any:
+    return eig(a, b)[0]
 
 
 __all__ = ["expm", "expm_frechet", "sqrtm", "solve_sylvester", "solve_triangular", "lstsq",
