@@ -111,6 +111,12 @@ for _name in REDUCTIONS:
 for _name, _sample in SPECIAL_UNARY.items():
     case(f"scipy.special.{_name}", lambda ns, x, n=_name: getattr(ns.special, n)(x), _sample)
 
+def _quotient_remainder(qr: Any) -> Any:
+    """polydiv's quotient and the remainder's last 2 entries (JAX keeps the remainder's
+    leading zeros, numpy drops them)."""
+    return qr[0].sum() * 10.0 + qr[1][-2:]
+
+
 _E = {  # the rest of numpy: name -> [(fn(ns, x), sampler)]
     "divmod": [(lambda ns, x: ns.np.divmod(x, 0.7)[1] + ns.np.divmod(x, 0.7)[0], u(0.52, 0.58, *V))],
     "ldexp": [(lambda ns, x: ns.np.ldexp(x, ns.np.array([1, 2, -1, 0, 3])), REAL)],
@@ -221,6 +227,31 @@ _E = {  # the rest of numpy: name -> [(fn(ns, x), sampler)]
     "tril": [(lambda ns, x: ns.np.tril(x, 1), u(-2, 2, *M))],
     "triu": [(lambda ns, x: ns.np.triu(x, -1), u(-2, 2, *M))],
     "where": [(lambda ns, x: ns.np.where(x > 0, x * x, -x), away(*V))],
+    "astype": [(lambda ns, x: ns.np.astype(x, np.float64) * x, REAL)],
+    "positive": [(lambda ns, x: ns.np.positive(x) * x, REAL)],
+    "diagflat": [(lambda ns, x: ns.np.diagflat(x[:2], 1), REAL)],
+    "ediff1d": [(lambda ns, x: ns.np.ediff1d(x, to_end=x[:1] * 2.0, to_begin=np.array([0.5])), REAL)],
+    "delete": [(lambda ns, x: ns.np.delete(x, np.array([0, 2]), axis=1), u(-2, 2, *M)),
+               (lambda ns, x: ns.np.delete(x, 3), u(-2, 2, *M))],
+    "insert": [(lambda ns, x: ns.np.insert(x, np.array([1, 2]), x[0, :2] * 3.0, axis=0), u(-2, 2, 4, 2)),
+               (lambda ns, x: ns.np.insert(x, 1, 0.5), REAL)],
+    "block": [(lambda ns, x: ns.np.block([[x, x[:, :1]], [x[:1], x[:1, :1] * 2.0]]), u(-2, 2, *M))],
+    "resize": [(lambda ns, x: ns.np.resize(x, (4, 4)), REAL)],
+    "unstack": [(lambda ns, x: ns.np.unstack(x, axis=1)[2], u(-2, 2, *M))],
+    "choose": [(lambda ns, x: ns.np.choose(np.array([0, 1, 2, 1, 0]), [x, x * x, -x]), REAL)],
+    "compress": [(lambda ns, x: ns.np.compress(np.array([True, False, True]), x, axis=0), u(-2, 2, *M))],
+    "extract": [(lambda ns, x: ns.np.extract(np.arange(5) % 2 == 0, x), REAL)],
+    "trim_zeros": [(lambda ns, x: ns.np.trim_zeros(x * np.array([0.0, 1.0, 1.0, 1.0, 0.0])), away(*V))],
+    "apply_along_axis": [(lambda ns, x: ns.np.apply_along_axis(lambda v: v[:2] * v[-1], 0, x),
+                          u(-2, 2, *M))],
+    "apply_over_axes": [(lambda ns, x: ns.np.apply_over_axes(ns.np.sum, x[None], [0, 2]), u(-2, 2, *M))],
+    "modf": [(lambda ns, x: ns.np.modf(x)[0] + ns.np.modf(x)[1], between(*V))],
+    "frexp": [(lambda ns, x: ns.np.frexp(x)[0], away(*V))],
+    "i0": [(lambda ns, x: ns.np.i0(x), REAL)],
+    "poly": [(lambda ns, x: ns.np.poly(x), REAL)],
+    "polydiv": [(lambda ns, x: _quotient_remainder(ns.np.polydiv(x, x[:3])), away(*V))],
+    "roots": [(lambda ns, x: ns.np.sort(ns.np.real(ns.np.roots(ns.np.poly(x)))), u(-2, 2, 4))],
+    "unwrap": [(lambda ns, x: ns.np.unwrap(ns.np.cumsum(x * 3.0)), away(8))],
 }
 for _name, _cases in _E.items():
     CASES.setdefault(f"numpy.{_name}", []).extend(_cases)

@@ -48,7 +48,7 @@ NOT_NUMERICAL = {
     "fill_diagonal", "require", "ascontiguousarray", "asfortranarray", "asanyarray",
     "asarray_chkfinite", "packbits", "unpackbits", "bitwise_and", "bitwise_count",
     "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
-    "bitwise_xor", "invert", "left_shift", "right_shift"}
+    "bitwise_xor", "invert", "left_shift", "right_shift", "test"}
 
 
 def _public(module: Any, namespace: str) -> list[str]:
@@ -88,7 +88,7 @@ def status(namespace: str, name: str) -> str:
 # where each namespace's functions are defined, in the order a name is looked up
 FAMILIES = {"numpy": ["base", "math", "shaping", "stats", "contract", "convolve", "numpy2",
                       "building", "nanfunctions", "polynomial", "quantiles", "sampled",
-                      "value_only"],
+                      "rearranging", "value_only"],
             "numpy.linalg": ["linalg", "linalg_numpy2", "base", "contract"],
             "numpy.fft": ["fft"]}
 

@@ -111,6 +111,28 @@ def ldexp(x1: Any, x2: Any) -> Any:
     return x1 * np.ldexp(1.0, n)
 
 
-__all__ = ["acos", "asin", "atan", "acosh", "asinh", "atanh", "atan2", "pow", "concat",
+def modf(x: Any) -> tuple[Any, Any]:
+    """``(x - trunc(x), trunc(x))``: the fractional part has derivative 1, the integral 0."""
+    from .math import trunc
+
+    whole = trunc(x)
+    return x - whole, whole
+
+
+def frexp(x: Any) -> tuple[Any, np.ndarray]:
+    """``(m, e)`` with ``x = m 2**e``, ``0.5 <= |m| < 1``: ``m`` has derivative ``2**-e``,
+    the exponents are integers."""
+    _, e = np.frexp(np.asarray(primal(x)))
+    return x * np.ldexp(1.0, -e), e
+
+
+def i0(x: Any) -> Any:
+    """The modified Bessel function of order 0 (numpy's ``i0``; needs SciPy)."""
+    from ..scipy.special import i0 as bessel  # (deferred: SciPy is optional)
+
+    return bessel(x)
+
+
+__all__ = ["modf", "frexp", "i0", "acos", "asin", "atan", "acosh", "asinh", "atanh", "atan2", "pow", "concat",
            "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "cross",
            "cumulative_sum", "cumulative_prod", "copysign", "float_power", "heaviside", "ldexp"]

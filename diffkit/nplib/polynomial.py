@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, ndim, shape
+from ..core import DiffkitError, ndim, primal, shape
 from .base import concatenate, getitem, reshape, stack
 from .convolve import convolve as _convolve
 from .linalg_numpy2 import lstsq
@@ -99,4 +99,56 @@ def polymul(a1: Any, a2: Any) -> Any:
     return _convolve(a1, a2)
 
 
-__all__ = ["polyval", "polyfit", "polyder", "polyint", "polyadd", "polysub", "polymul", "vander"]
+def poly(seq_of_zeros: Any) -> Any:
+    """The monic polynomial with these roots (a square matrix: its eigenvalues' polynomial)."""
+    zeros = seq_of_zeros
+    if ndim(zeros) == 2 and shape(zeros)[0] == shape(zeros)[1] and shape(zeros)[0] > 0:
+        from .linalg import eigvals  # (deferred: linalg builds on the base functions too)
+
+        zeros = eigvals(zeros)
+    if ndim(zeros) != 1:
+        raise DiffkitError(f"poly: give a vector of roots or a square matrix, got {shape(zeros)}")
+    p: Any = np.ones(1)
+    for k in range(shape(zeros)[0]):
+        p = _convolve(p, concatenate([np.ones(1), reshape(-getitem(zeros, k), (1,))]))
+    return p
+
+
+def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+    """Quotient and remainder of ``u / v`` (long division, as numpy's; the remainder's
+    leading zeros, judged on the values, are dropped)."""
+    m, n = shape(u)[0] - 1, shape(v)[0] - 1
+    r = [getitem(u, k) for k in range(m + 1)]
+    q = []
+    for k in range(max(m - n + 1, 0)):
+        d = r[k] / getitem(v, 0)
+        q.append(d)
+        for j in range(n + 1):
+            r[k + j] = r[k + j] - d * getitem(v, j)
+    rest = r[max(m - n + 1, 0):] or [r[-1] * 0.0]
+    while len(rest) > 1 and np.allclose(np.asarray(primal(rest[0])), 0, rtol=1e-14):
+        rest = rest[1:]
+    return (stack(q) if q else np.zeros(1)), stack(rest)
+
+
+def roots(p: Any) -> Any:
+    """The roots of a polynomial: eigenvalues of its companion matrix, as numpy (leading
+    zeros dropped, trailing ones give roots at 0). Differentiated where they are real and
+    distinct (complex roots: the error of ``linalg.eig``)."""
+    from .linalg import eigvals  # (deferred: linalg builds on the base functions too)
+
+    values = np.asarray(primal(p))
+    nonzero = np.nonzero(values)[0]
+    if nonzero.size == 0:
+        return np.zeros(0)
+    p = getitem(p, slice(int(nonzero[0]), int(nonzero[-1]) + 1))
+    at_zero = np.zeros(shape(values)[0] - int(nonzero[-1]) - 1)
+    n = shape(p)[0] - 1
+    if n < 1:
+        return at_zero
+    top = reshape(-getitem(p, slice(1, None)) / getitem(p, 0), (1, n))
+    companion = concatenate([top, np.eye(n - 1, n)]) if n > 1 else top
+    return concatenate([eigvals(companion), at_zero])
+
+
+__all__ = ["poly", "polydiv", "roots", "polyval", "polyfit", "polyder", "polyint", "polyadd", "polysub", "polymul", "vander"]

@@ -136,4 +136,21 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     return c / reshape(d, (-1, 1)) / reshape(d, (1, -1))
 
 
-__all__ = ["interp", "trapezoid", "gradient", "cov", "corrcoef"]
+def unwrap(p: Any, discont: float | None = None, axis: int = -1, *,
+           period: float = 2 * np.pi) -> Any:
+    """Phases with jumps larger than ``discont`` (default half the period) replaced by their
+    complement; the corrections are piecewise constant (derivative 1 in ``p``)."""
+    p = moveaxis(p, axis, -1)
+    half = period / 2.0
+    dd = diff(p, axis=-1)
+    step = np.asarray(primal(dd))
+    wrapped = np.mod(step + half, period) - half
+    wrapped = np.where((wrapped == -half) & (step > 0), half, wrapped)
+    correction = np.where(np.abs(step) < (half if discont is None else max(discont, half)), 0.0,
+                          wrapped - step)
+    first = getitem(p, (Ellipsis, slice(0, 1)))
+    rest = getitem(p, (Ellipsis, slice(1, None))) + np.cumsum(correction, axis=-1)
+    return moveaxis(concatenate([first, rest], axis=-1), -1, axis)
+
+
+__all__ = ["unwrap", "interp", "trapezoid", "gradient", "cov", "corrcoef"]

@@ -67,7 +67,8 @@ _PLAIN = ["logical_and", "logical_or", "logical_xor", "logical_not", "searchsort
           "tril_indices_from", "triu_indices_from", "diag_indices", "diag_indices_from",
           "mask_indices", "ix_", "iscomplexobj", "isrealobj", "isscalar", "broadcast_shapes",
           "can_cast", "result_type", "promote_types", "ravel_multi_index", "unravel_index",
-          "intersect1d", "union1d", "setdiff1d", "setxor1d", "gcd", "lcm"]
+          "intersect1d", "union1d", "setdiff1d", "setxor1d", "gcd", "lcm", "spacing", "nextafter",
+          "bartlett", "blackman", "hamming", "hanning", "kaiser"]
 globals().update({name: _by_value(getattr(np, name)) for name in _PLAIN})
 
 __all__ = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "isnan",
