@@ -191,9 +191,10 @@ def _install_methods() -> None:
 _install_methods()
 _FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats, _numpy2, _building,
              _nanfunctions, _polynomial, _quantiles, _sampled, _value_only, _rearranging)
-_UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
+_UFUNCS.update({getattr(_np, name): globals()[name]  # np.square(box), np.isnan(box) ...
+                for name in (n for m in _FAMILIES for n in m.__all__)
                 if isinstance(getattr(_np, name, None), _np.ufunc)
-                and getattr(_np, name) not in _UFUNCS})
+                and getattr(_np, name) not in {*_UFUNCS, *_MASKS, *_COMPARISONS}})
 _FUNCTIONS |= {name for m in _FAMILIES for name in m.__all__ if hasattr(_np, name)}
 __all__ = sorted({"fft", "linalg", *(name for m in _FAMILIES for name in m.__all__)})
 
