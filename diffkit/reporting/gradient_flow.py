@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import data
+from ..bench import cnn_flow
 from ..bench.training import mean_norms, train_clipped
 from ..core import DiffkitError
 from .page import experiment_page
@@ -71,6 +72,22 @@ def layer_profile(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_
     results = each_line(fig_spec, ax_row, curve)
     for ax in ax_row:
         ax.set(xlabel="Linear layer (1 = input side)", ylabel="‖∂L/∂W_l‖")
+    return results
+
+
+def cnn_profile(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: Any) -> dict:
+    """The same profile for the convolutions of a CNN on generated images (bench.cnn_flow)."""
+    images, labels = cnn_flow.bars(fig_spec["images"], seed=setup["seed"])
+    cnn_setup = {**setup, "channels": fig_spec["channels"]}
+
+    def curve(s: dict[str, str]) -> tuple:
+        norms = cnn_flow.mean_conv_norms(cnn_setup, fig_spec["depth"], s["activation"],
+                                         s["architecture"], images, labels)
+        return np.arange(1, len(norms) + 1), norms, norms.tolist()
+
+    results = each_line(fig_spec, ax_row, curve)
+    for ax in ax_row:
+        ax.set(xlabel="convolution (1 = input side)", ylabel="‖∂L/∂W_l‖")
     return results
 
 
@@ -135,7 +152,8 @@ def clipping(fig_spec: dict, setup: dict, X: np.ndarray, y: np.ndarray, ax_row: 
     return results
 
 
-FIGURE_KINDS = {"layer_profile": layer_profile, "depth_sweep": depth_sweep, "clipping": clipping}
+FIGURE_KINDS = {"layer_profile": layer_profile, "depth_sweep": depth_sweep, "clipping": clipping,
+                "cnn_profile": cnn_profile}
 
 
 def panel_count(fig_spec: dict) -> int:
