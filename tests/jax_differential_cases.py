@@ -381,7 +381,7 @@ _SPECIAL = {
     "betainc": (lambda s, x: s.betainc(2.0, 3.5, x) * s.betainc(0.8, 1.2, x * 0.5), u(0.05, 0.95, *V)),
     "gammainc": (lambda s, x: s.gammainc(2.5, x), u(0.1, 4, *V)),
     "gammaincc": (lambda s, x: s.gammaincc(0.7, x * 2.0), u(0.1, 4, *V)),
-    "iv": (lambda s, x: s.iv(1.5, x), away(*V)),
+    "iv": (lambda s, x: s.iv(1.5, x), u(0.3, 3, *V)),
     "ive": (lambda s, x: s.ive(0.5, x), u(0.3, 3, *V)),
     "jv": (lambda s, x: s.jv(2.0, x), u(0.2, 5, *V)),
     "kl_div": (lambda s, x: s.kl_div(x, 1.5 - x * 0.3), u(0.1, 2, *V)),

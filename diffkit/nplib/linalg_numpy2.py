@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, ndim, primal, shape
+from ..core import DiffkitError, NotApplicable, ndim, primal, shape
 from .base import getitem, matmul, reshape, stack, sum, transpose  # noqa: A004
 from .math import conj
 from .shaping import diagonal as _diagonal, moveaxis
@@ -58,8 +58,8 @@ def _plain(x: Any) -> np.ndarray:
     """The primal value as a plain array (for integer answers such as a rank)."""
     value = primal(x)
     if getattr(value, "abstract", False):
-        raise DiffkitError("a rank depends on the values, which a traced graph does not have; "
-                           "use an eager backend (forward or reverse)")
+        raise NotApplicable("a rank depends on the values, which a graph traced once for all "
+                            "values does not have; use an eager backend (forward or reverse)")
     return np.asarray(value)
 
 

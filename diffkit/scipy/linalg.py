@@ -10,7 +10,7 @@ and the matrix functions ``expm``, ``expm_frechet``, ``sqrtm``, ``solve_sylveste
 * ``lstsq``: ``(x, residues, rank, s)`` as SciPy (residues a number for a vector ``b``).
 * ``cholesky(a, lower=False)``: SciPy's upper factor by default.
 
->>> import diffkit as dk
+>>> import diffkit as dk, numpy as np
 >>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
 >>> dk.grad(lambda m: solve_triangular(m, np.ones(2), lower=True).sum())(a)
 array([[-0.1875 ,  0.     ],
@@ -20,8 +20,6 @@ array([[-0.1875 ,  0.     ],
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from ..core import DiffkitError, ndim, shape
 from ..nplib import linalg as _np_linalg
