@@ -40,3 +40,23 @@ def test_statuses_are_true_of_the_namespace() -> None:
     for namespace, by_status in table.items():  # every name once
         names = [n for names in by_status.values() for n in names]
         assert len(names) == len(set(names)), namespace
+
+
+ISSUE_27 = {  # what issue 27 names, by namespace
+    "numpy": "median quantile percentile nansum nanmean nanmax nanmin nanprod nanstd nanvar "
+             "nanmedian cov corrcoef interp trapezoid gradient polyval polyfit polyder meshgrid "
+             "broadcast_arrays select piecewise logspace geomspace vander r_ c_ cumulative_sum "
+             "cumulative_prod copysign float_power heaviside ldexp acos asin atan acosh asinh "
+             "atanh atan2 pow concat permute_dims matrix_transpose vecdot matvec vecmat cross "
+             "linspace diff flip convolve correlate",
+    "numpy.linalg": "lstsq eig eigvals cond vector_norm matrix_norm cross tensorsolve tensorinv "
+                    "pinv det",
+    "scipy.linalg": "sqrtm expm solve_triangular lstsq eig solve_sylvester",
+}
+
+
+def test_every_function_the_issue_names_is_differentiable() -> None:
+    table = coverage.table()
+    for namespace, names in ISSUE_27.items():
+        lacking = set(names.split()) - set(table[namespace]["differentiable"])
+        assert not lacking, (namespace, sorted(lacking))
