@@ -419,6 +419,22 @@ _STATS = {  # distribution -> its densities (and CDFs) in the point and every pa
 for _name, (_fn, _sample) in _STATS.items():
     case(f"scipy.stats.{_name}", lambda ns, x, f=_fn, n=_name: f(getattr(ns.stats, n), x), _sample)
 
+_SCIPY_LINALG = {
+    "toeplitz": (lambda la, x: la.toeplitz(x, x[:3] * 2.0) + la.toeplitz(x)[:, :3].sum(), REAL),
+    "hankel": (lambda la, x: la.hankel(x, x[:3] * 2.0) + la.hankel(x)[:, :3].sum(), REAL),
+    "circulant": (lambda la, x: la.circulant(x), REAL),
+    "companion": (lambda la, x: la.companion(x), away(*V)),
+    "block_diag": (lambda la, x: la.block_diag(x[:2, :3], x[2:, 1:], x[0]), u(-2, 2, *M)),
+    "cho_solve": (lambda la, x: la.cho_solve(la.cho_factor(x @ x.T + 3.0 * np.eye(3)), _B)
+                  + la.cho_solve(la.cho_factor(x @ x.T + 3.0 * np.eye(3), lower=True), _B), u(-1, 1, 3, 3)),
+    "polar": (lambda la, x: la.polar(x)[0] + la.polar(x)[1], distinct_sv(3, 3)),
+}
+for _name, (_fn, _sample) in _SCIPY_LINALG.items():
+    case(f"scipy.linalg.{_name}", lambda ns, x, f=_fn: f(ns.slinalg, x), _sample)
+CASES["scipy.linalg.cho_factor"] = [  # (the factor's other triangle: SciPy's is arbitrary)
+    (lambda ns, x: ns.slinalg.cho_solve(ns.slinalg.cho_factor(x @ x.T + 3.0 * np.eye(3)), _B),
+     u(-1, 1, 3, 3))]
+
 # Shared names left out, with the reason (a documented convention or a gap of JAX's)
 NOT_COMPARED = {
     "scipy.linalg.sqrtm": "JAX has no derivative for sqrtm (its Schur decomposition has none); "

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core import DiffkitError, ndim, shape
 from ..nplib import linalg as _np_linalg
-from ..nplib.base import eye, reshape
+from ..nplib.base import concatenate, eye, getitem, reshape
+from ..nplib.shaping import take
 from ..nplib.linalg import det, inv, norm, pinv, solve, svd, svdvals  # noqa: F401
 from ..nplib.linalg_numpy2 import matrix_transpose
 from ..nplib.shaping import tril, triu
@@ -130,6 +133,79 @@ def eigvals(a: Any, b: Any = None, **_: Any) -> Any:
     return eig(a, b)[0]
 
 
-__all__ = ["expm", "expm_frechet", "sqrtm", "solve_sylvester", "solve_triangular", "lstsq",
+def _by_index(values: Any, index: np.ndarray) -> Any:
+    """A matrix whose entry (i, j) is ``values[index[i, j]]``."""
+    return reshape(take(values, index.ravel()), index.shape)
+
+
+def toeplitz(c: Any, r: Any = None) -> Any:
+    """``t[i, j] = c[i - j]`` below the diagonal, ``r[j - i]`` above (``r`` defaults to ``c``)."""
+    r = c if r is None else r
+    m, n = shape(c)[0], shape(r)[0]
+    values = concatenate([getitem(c, slice(None, None, -1)), getitem(r, slice(1, None))])
+    return _by_index(values, np.arange(n)[None, :] - np.arange(m)[:, None] + m - 1)
+
+
+def hankel(c: Any, r: Any = None) -> Any:
+    """``h[i, j] = c[i + j]``, continued by ``r[1:]`` (zeros by default)."""
+    m = shape(c)[0]
+    r = np.zeros(m) if r is None else r
+    values = concatenate([c, getitem(r, slice(1, None))])
+    return _by_index(values, np.arange(m)[:, None] + np.arange(shape(r)[0])[None, :])
+
+
+def circulant(c: Any) -> Any:
+    """``C[i, j] = c[(i - j) mod n]``."""
+    n = shape(c)[0]
+    return _by_index(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % n)
+
+
+def companion(a: Any) -> Any:
+    """The companion matrix of the polynomial ``a`` (highest power first)."""
+    n = shape(a)[0] - 1
+    if n < 1:
+        raise DiffkitError("companion: the polynomial needs at least two coefficients")
+    top = reshape(-getitem(a, slice(1, None)) / getitem(a, 0), (1, n))
+    return concatenate([top, np.eye(n - 1, n)]) if n > 1 else top
+
+
+def block_diag(*arrs: Any) -> Any:
+    """The blocks on the diagonal of a matrix of zeros."""
+    blocks = [reshape(b, (1, -1)) if ndim(b) < 2 else b for b in arrs]
+    cols = sum(shape(b)[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        h, w = shape(b)
+        rows.append(concatenate([np.zeros((h, left)), b, np.zeros((h, cols - left - w))], axis=1))
+        left += w
+    return concatenate(rows, axis=0)
+
+
+def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> tuple[Any, bool]:
+    """``(c, lower)``: the Cholesky factor (zeros in the other triangle) for ``cho_solve``."""
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
+              check_finite: bool = True) -> Any:
+    """``x`` with ``a x = b`` from ``cho_factor(a)`` (one triangle of ``c`` read)."""
+    c, lower = c_and_lower
+    low = tril(c) if lower else matrix_transpose(triu(c))
+    return solve_triangular(low, solve_triangular(low, b, lower=True), trans=1, lower=True)
+
+
+def polar(a: Any, side: str = "right") -> tuple[Any, Any]:
+    """``(u, p)`` with ``a = u p`` (``side='right'``) or ``a = p u``: ``u`` with orthonormal
+    columns, ``p`` symmetric positive semidefinite, from the SVD (distinct singular values)."""
+    w, s, vh = svd(a, full_matrices=False)
+    u = w @ vh
+    if side == "right":
+        return u, matrix_transpose(vh) @ (reshape(s, (-1, 1)) * vh)
+    return u, (w * s) @ matrix_transpose(w)
+
+
+__all__ = ["toeplitz", "hankel", "circulant", "companion", "block_diag", "cho_factor",
+           "cho_solve", "polar", "expm", "expm_frechet", "sqrtm", "solve_sylvester", "solve_triangular", "lstsq",
            "cholesky", "det", "eigh", "inv", "norm", "pinv", "qr", "solve", "svd", "svdvals",
            "eig", "eigvals"]
