@@ -115,14 +115,20 @@ def covered() -> str:
     """The primitives by family, then the user-facing functions by family."""
     from diffkit import primitives
     from diffkit.nplib import base, contract, convolve, fft, linalg, math, shaping, stats
-    from diffkit.scipy import signal, special, stats as scipy_stats
+    from diffkit.nplib import (building, nanfunctions, numpy2, polynomial, quantiles,
+                               rearranging, sampled, value_only)
+    from diffkit.scipy import linalg as scipy_linalg, signal, special, stats as scipy_stats
 
     lines = ["primitives (the table: diffkit rules NAME shows one entry)"]
     for family, names in primitives.families().items():
         lines.append(textwrap.fill(", ".join(names), 88, initial_indent=f"  {family}: ",
                                    subsequent_indent="    "))
     groups = {"basics": base, "elementwise math": math, "statistics": stats, "shaping": shaping,
-              "contractions": contract, "convolution": convolve, "linalg (dnp.linalg)": linalg, "fft (dnp.fft)": fft}
+              "contractions": contract, "convolution": convolve, "quantiles": quantiles,
+              "nan-reductions": nanfunctions, "sampled data": sampled, "polynomials": polynomial,
+              "building arrays": building, "rearranging": rearranging, "numpy 2 names": numpy2,
+              "value only (no derivative)": value_only,
+              "linalg (dnp.linalg)": linalg, "fft (dnp.fft)": fft}
     lines.append("diffkit.numpy functions (see docs/numpy-coverage.md for what is not covered)")
     for family, module in groups.items():
         names = sorted(n for n in module.__all__ if callable(getattr(module, n)))
@@ -131,7 +137,7 @@ def covered() -> str:
     lines.append(textwrap.fill(", ".join(sorted(special.__all__)), 88,
                                initial_indent="  diffkit.scipy.special (needs scipy): ",
                                subsequent_indent="    "))
-    for name, module in {"stats": scipy_stats, "signal": signal}.items():
+    for name, module in {"linalg": scipy_linalg, "stats": scipy_stats, "signal": signal}.items():
         lines.append(textwrap.fill(", ".join(sorted(module.__all__)), 88,
                                    initial_indent=f"  diffkit.scipy.{name} (needs scipy): ",
                                    subsequent_indent="    "))

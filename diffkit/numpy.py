@@ -25,15 +25,24 @@ from . import primitives as _p
 from .core import Box, DiffkitError, bind, primal
 from .nplib import base as _base, contract as _contract, fft, linalg  # noqa: F401
 from .nplib import math as _math, shaping as _shaping, stats as _stats
-from .nplib import convolve as _convolve
+from .nplib import convolve as _convolve, numpy2 as _numpy2
+from .nplib import building as _building, nanfunctions as _nanfunctions, polynomial as _polynomial
+from .nplib import quantiles as _quantiles, sampled as _sampled, value_only as _value_only
+from .nplib import rearranging as _rearranging
 from .nplib.base import *  # noqa: F403
 from .nplib.contract import *  # noqa: F403
 from .nplib.convolve import *  # noqa: F403
-from .nplib import index_tricks as _index_tricks
-from .nplib.index_tricks import *  # noqa: F403
 from .nplib.math import *  # noqa: F403
 from .nplib.shaping import *  # noqa: F403
 from .nplib.stats import *  # noqa: F403
+from .nplib.numpy2 import *  # noqa: F403
+from .nplib.building import *  # noqa: F403
+from .nplib.nanfunctions import *  # noqa: F403
+from .nplib.polynomial import *  # noqa: F403
+from .nplib.quantiles import *  # noqa: F403
+from .nplib.sampled import *  # noqa: F403
+from .nplib.value_only import *  # noqa: F403
+from .nplib.rearranging import *  # noqa: F403
 from .primitives.compare import COMPARISONS as _MASKS
 from .primitives.compare import mask as _mask
 
@@ -161,20 +170,12 @@ _install_operators()
 
 
 
-def _astype(self: Box, dtype: Any, *args: Any, **kwargs: Any) -> Any:
-    if not _np.issubdtype(_np.dtype(dtype), _np.floating):
-        raise DiffkitError(f"astype({_np.dtype(dtype).name}) of a value being differentiated "
-                           "would drop its derivative; only float dtypes are supported "
-                           "(take .item() or dk.stop_gradient first to convert on purpose)")
-    return self
-
-
 def _install_methods() -> None:
     """The rest of numpy's array methods and the ``%``, ``//`` and ``divmod`` operators."""
     methods = {"var": var, "std": std, "cumsum": cumsum, "cumprod": cumprod, "clip": clip,
                "squeeze": squeeze, "ravel": ravel, "flatten": ravel, "copy": copy,
                "diagonal": diagonal, "trace": trace, "swapaxes": swapaxes, "repeat": repeat,
-               "take": take, "round": round, "astype": _astype, "conj": conj,
+               "take": take, "round": round, "astype": lambda self, dtype, *_, **__: _rearranging.astype(self, dtype), "conj": conj,
                "conjugate": conj}
     for name, fn in methods.items():
         setattr(Box, name, fn)
@@ -188,10 +189,12 @@ def _install_methods() -> None:
 
 
 _install_methods()
-_FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats, _index_tricks)
-_UFUNCS.update({getattr(_np, name): globals()[name] for name in _math.__all__  # np.square(box) ...
+_FAMILIES = (_base, _contract, _convolve, _math, _shaping, _stats, _numpy2, _building,
+             _nanfunctions, _polynomial, _quantiles, _sampled, _value_only, _rearranging)
+_UFUNCS.update({getattr(_np, name): globals()[name]  # np.square(box), np.isnan(box) ...
+                for name in (n for m in _FAMILIES for n in m.__all__)
                 if isinstance(getattr(_np, name, None), _np.ufunc)
-                and getattr(_np, name) not in _UFUNCS})
+                and getattr(_np, name) not in {*_UFUNCS, *_MASKS, *_COMPARISONS}})
 _FUNCTIONS |= {name for m in _FAMILIES for name in m.__all__ if hasattr(_np, name)}
 __all__ = sorted({"fft", "linalg", *(name for m in _FAMILIES for name in m.__all__)})
 

@@ -76,6 +76,15 @@ def _qr(xp: Any, x: Any) -> Any:
     return xp.abs(q) * xp.abs(r).sum(0) + (q * w) @ q.T @ x + q @ r
 
 
+def _expm(xp: Any, x: Any) -> Any:
+    """scipy.linalg.expm of the namespace's library (JAX's or diffkit's)."""
+    if xp.__name__.startswith("jax"):
+        import jax.scipy.linalg as la
+    else:
+        import diffkit.scipy.linalg as la
+    return la.expm(x) + la.expm(x.T * 0.5) @ x
+
+
 _H = np.array([1.0, 0.5 - 0.5j, 0.25j, -0.3 + 0.1j, 0.2])  # a complex filter, 5 = 8 // 2 + 1
 
 
@@ -187,6 +196,9 @@ CASES: dict[str, Case] = {
     "pinv": (lambda xp, s, x: xp.linalg.pinv(x) + xp.linalg.pinv(x.T).T, _u(-2, 2, *M)),
     "matrix_power-multi_dot": (lambda xp, s, x: xp.linalg.matrix_power(x, 3)
                                + xp.linalg.multi_dot([x, x.T, x]), _conditioned(3)),
+    "expm": (lambda xp, s, x: _expm(xp, x), _u(-0.7, 0.7, 3, 3)),
+    "eigvals": (lambda xp, s, x: xp.real(xp.linalg.eigvals(x @ xp.diag(xp.array([1.0, 2.5, 4.0]))
+                                                        @ xp.linalg.inv(x))), _conditioned(3)),
     # fft (complex values in between: real input, real output)
     "fft-abs-ifft": (lambda xp, s, x: xp.abs(xp.fft.fft(x)) + xp.real(xp.fft.ifft(x * 2.0)) ** 2,
                      _u(-2, 2, 6)),
@@ -239,6 +251,6 @@ JUDGED = {"cbrt", "exp2", "expm1", "arcsinh", "arccosh", "arctanh", "sinc", "flo
           "rfft", "irfft", "real", "imag", "conj", "gammaln",
           "polygamma", "erf", "erfc", "logit", "log_ndtr", "xlogy", "gamma", "rgamma", "beta",
           "betaln", "erfinv", "erfcinv", "erfcx", "ndtri", "iv", "ive", "jv", "zeta", "spence",
-          "xlog1py", "gammainc", "gammaincc", "betainc"}
+          "xlog1py", "gammainc", "gammaincc", "betainc", "expm", "eig"}
 # judged against mpmath in test_special_mpmath.py instead (JAX has no Bessel Y)
 MPMATH_JUDGED = {"yv"}

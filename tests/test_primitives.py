@@ -432,6 +432,21 @@ for _sa, _sb in [((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2)), ((1
     case("solve", f"{_sa}\\{_sb}", lambda r, sa=_sa, sb=_sb: Spec(
         [well_conditioned(r, sa), real(r, sb)]))
 case("solve", "const-a", lambda r: Spec([well_conditioned(r, (3, 3)), real(r, (3, 2))], const=(0,)))
+for _shape in [(3, 3), (2, 3, 3), (1, 1)]:  # (matrix functions: scipy.linalg)
+    case("expm", f"{_shape}", lambda r, s=_shape: Spec([real(r, s, -0.7, 0.7)]))
+    case("sqrtm", f"{_shape}", lambda r, s=_shape: Spec([spd(r, s)]))
+def real_distinct(r: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Non-symmetric matrices with eigenvalues 1, 2.5, 4, ... (real, at least 1.5 apart)."""
+    n = shape[-1]
+    s = real(r, shape[:-2] + (n, n)) + 2.0 * np.eye(n)
+    return s @ (np.diag(1.0 + 1.5 * np.arange(n)) * np.ones(shape[:-2] + (1, 1))) @ np.linalg.inv(s)
+
+
+for _shape in [(3, 3), (2, 3, 3), (1, 1)]:
+    case("eig", f"{_shape}", lambda r, s=_shape: Spec([real_distinct(r, s)]))
+for _sa, _sb, _sq in [((3, 3), (2, 2), (3, 2)), ((2, 3, 3), (2, 2), (3, 2)), ((1, 1), (1, 1), (1, 1))]:
+    case("solve_sylvester", f"{_sa}{_sb}{_sq}", lambda r, sa=_sa, sb=_sb, sq=_sq: Spec(
+        [well_conditioned(r, sa), well_conditioned(r, sb), real(r, sq)]))
 
 
 # ---------------------------------------------------------------- parametrization
@@ -863,6 +878,11 @@ big("pinv", "big", lambda r: Spec([distinct_singular(r, (12, 10))], {"rcond": No
 big("adjugate", "big", lambda r: Spec([well_conditioned(r, (12, 12)) / 12]))
 big("qr", "big", lambda r: Spec([well_conditioned(r, (96, 96))]))
 big("solve", "big", lambda r: Spec([well_conditioned(r, BIG), real(r, BIG)]))
+big("eig", "big", lambda r: Spec([real_distinct(r, (12, 12))]))
+big("expm", "big", lambda r: Spec([real(r, (24, 24), -0.1, 0.1)]))
+big("sqrtm", "big", lambda r: Spec([spd(r, (24, 24))]))
+big("solve_sylvester", "big", lambda r: Spec([well_conditioned(r, (24, 24)), well_conditioned(r, (20, 20)),
+                                              real(r, (24, 20))]))
 
 def _big_params() -> list[Any]:
     out = []

@@ -11,7 +11,8 @@ singular vectors, like eigenvectors, are defined up to sign); ``qr`` is the redu
 factorization of a square or tall matrix of full rank. Complex matrices are differentiated
 as JAX does (Hermitian for ``eigh`` and ``cholesky``; eigen- and singular vectors move
 with JAX's phase convention; see docs/complex.md). Matrix norms of order 2, -2 and
-'nuc' go through the SVD. Not covered: ``eig``/``eigvals`` (general matrices).
+'nuc' go through the SVD. ``eig``/``eigvals`` of a general real matrix: real, distinct
+eigenvalues (complex eigenvalues are an error, not yet covered).
 
 >>> import diffkit as dk
 >>> dk.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))  # det(A) inv(A)^T
@@ -144,18 +145,20 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 def eig(a: Any) -> Any:
-    """Not differentiated: the eigenvalues of a general real matrix may be complex."""
+    """Eigenvalues and unit eigenvectors of a general matrix. Differentiated for real
+    matrices with real, distinct eigenvalues (complex ones are a clear error); the order
+    and the eigenvectors' signs are LAPACK's, as numpy's."""
     if not _packed(a):
         return np.linalg.eig(a)
-    raise DiffkitError("linalg.eig/eigvals are not differentiated: a general matrix's eigenvalues "
-                       "may be complex and its eigenvectors have no canonical scale; use "
-                       "linalg.eigh for symmetric matrices, or linalg.svd")
+    _square(a, "eig")
+    packed = bind(_p.eig, a)
+    return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
 
 
 def eigvals(a: Any) -> Any:
     if not _packed(a):
         return np.linalg.eigvals(a)
-    return eig(a)
+    return eig(a)[0]
 
 
 def pinv(a: Any, rcond: float | None = None, hermitian: bool = False) -> Any:
@@ -245,3 +248,19 @@ def _expand(x: Any, axis: int) -> Any:
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "pinv",
            "matrix_power", "multi_dot", "norm", "svd", "svdvals", "qr", "eig", "eigvals"]
+
+from .contract import tensordot  # noqa: E402,F401
+
+# numpy.linalg's rest, written with the functions above (diffkit.nplib.linalg_numpy2),
+# looked up when first used: that module builds on this one
+NUMPY2 = ["lstsq", "cond", "matrix_rank", "cross", "tensorsolve", "tensorinv", "vector_norm",
+          "matrix_norm", "matrix_transpose", "vecdot", "outer", "diagonal", "trace"]
+__all__ += [*NUMPY2, "matmul", "tensordot"]  # (matmul: numpy.linalg's, imported above)
+
+
+def __getattr__(name: str) -> Any:
+    if name in NUMPY2:
+        from . import linalg_numpy2  # (deferred: that module builds on this one)
+
+        return getattr(linalg_numpy2, name)
+    raise AttributeError(f"module 'diffkit.numpy.linalg' has no attribute {name!r}")

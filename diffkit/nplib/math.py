@@ -118,6 +118,8 @@ def imag(x: Any) -> Any:
 def angle(x: Any, deg: bool = False) -> Any:
     """The argument, arctan2(imag, real); of a real ``x`` a constant, 0 or pi."""
     if not _p.is_complex(x):
+        if getattr(primal(x), "abstract", False):  # a graph traced for all values: per entry
+            return where(x < 0, 180.0 if deg else np.pi, 0.0)
         return np.angle(primal(x), deg=deg)
     out = arctan2(imag(x), real(x))
     return out * (180.0 / np.pi) if deg else out

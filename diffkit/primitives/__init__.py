@@ -27,11 +27,14 @@ from .parametric import betainc, gammainc, gammaincc, iv, ive, jv, yv, zeta
 from .elementwise import conj, imag, is_complex, real, to_input
 from .fourier import fft, ifft, irfft, rfft
 from .gather import gather, scatter
+from .matrix_functions import expm, solve_sylvester, sqrtm
+from .eigen import eig
 
 from . import contraction as _contraction, elementwise as _elementwise, fourier as _fourier  # noqa: E402,I001
 from . import gather as _gather, linalg as _linalg, pseudo as _pseudo  # noqa: E402
 from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
-from . import parametric as _parametric  # noqa: E402
+from . import parametric as _parametric, matrix_functions as _matrix_functions  # noqa: E402
+from . import eigen as _eigen  # noqa: E402
 from .complex_rules import mark as _mark_complex  # noqa: E402
 
 
@@ -41,6 +44,7 @@ def families() -> dict[str, list[str]]:
     order = {"structure": _structure, "gathers by computed indices": _gather,
              "elementwise": _elementwise, "reductions": _reductions,
              "contraction": _contraction, "linear algebra": _linalg, "pseudo-inverse": _pseudo,
+             "matrix functions": _matrix_functions, "eigendecomposition": _eigen,
              "special functions": _special,
              "special functions of an order or shape": _parametric, "fourier transforms": _fourier}
     seen: set[str] = set()
