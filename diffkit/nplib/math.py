@@ -125,16 +125,6 @@ def angle(x: Any, deg: bool = False) -> Any:
     return out * (180.0 / np.pi) if deg else out
 
 
-def iscomplex(x: Any) -> Any:
-    """Where the imaginary part is not zero (a mask: no derivative)."""
-    return np.iscomplex(primal(x))
-
-
-def isreal(x: Any) -> Any:
-    """Where the imaginary part is zero (a mask: no derivative)."""
-    return np.isreal(primal(x))
-
-
 def real_if_close(x: Any, tol: float = 100) -> Any:
     """The real part when every imaginary part is within ``tol`` machine epsilons of 0.
 
@@ -153,4 +143,4 @@ __all__ = ["cbrt", "exp2", "expm1", "floor", "ceil", "rint", "arcsinh", "arccosh
            "asinh", "acosh", "atanh", "atan2", "fabs", "fmax", "fmin", "square", "reciprocal",
            "log2", "log10", "deg2rad", "rad2deg", "radians", "degrees", "round", "around",
            "trunc", "fix", "floor_divide", "divmod", "nan_to_num", "real", "conj", "conjugate", "imag",
-           "angle", "iscomplex", "isreal", "real_if_close"]
+           "angle", "real_if_close"]
