@@ -65,7 +65,7 @@ def compiled_rules(prim: Primitive, arity: int) -> list[str]:
     >>> print("\\n".join(compiled_rules(sigmoid, 1)[:3]))
     scalar formula: add(mul(0.5, tanh(mul(0.5, x0))), 0.5)
     numpy (unfused program): sigmoid(x0), its implementation
-    fused kernel, LLVM route (float64): inline arithmetic, calls @tanh
+    fused kernel, LLVM route (float64): inline arithmetic, calls @dk_tanh
     """
     args = [f"x{k}" for k in range(arity)]
     template = numpy_call(prim.name, prim.ufunc)
