@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, ndim, primal, shape
+from ..core import Box, DiffkitError, ndim, primal, shape
 from .base import concatenate, getitem, matmul, reshape, sqrt, sum, where  # noqa: A004
 from .shaping import atleast_2d, diagonal, moveaxis
 from .stats import diff, mean
@@ -30,6 +30,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     """Piecewise linear interpolation of the points ``(xp, fp)`` at ``x`` (``xp`` increasing)."""
     if period is not None:
         raise DiffkitError("interp: period= is not supported; reduce x modulo the period first")
+    xp, fp = (v if isinstance(v, Box) else np.asarray(v, dtype=float) for v in (xp, fp))
     if ndim(xp) != 1 or shape(xp) != shape(fp):
         raise DiffkitError(f"interp: xp and fp must be vectors of one length, got {shape(xp)} "
                            f"and {shape(fp)}")

@@ -72,4 +72,10 @@ def _eig_vjp(y_bar: Any, y: Any, a: Any) -> Any:
 eig = Primitive(  # packed: row 0 the eigenvalues (LAPACK's order), rows 1.. the eigenvectors
     "eig", _eig, jvp=(_eig_jvp,), vjp=(_eig_vjp,), saves=("y",),
     sympy=_refuse("eig", " (eigenvalues are roots of a polynomial)"),
+    array_api=lambda xp, a: _packed(xp, *xp.linalg.eig(a)),
 )
+
+
+def _packed(xp: Any, w: Any, v: Any) -> Any:
+    """Another library's ``eig`` packed as this one's (real parts: the real case)."""
+    return xp.concat([w[..., None, :], v], axis=-2).real
