@@ -51,3 +51,14 @@ def test_mlp_and_softmax_against_jax(backend):
     ours = dk.grad(wl.softmax_cross_entropy, backend=backend)(W, Xs, Y)
     theirs = jax.grad(lambda w: wl.softmax_cross_entropy(w, Xs, Y, np=jnp))(W)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-11, atol=1e-15)
+
+
+def test_a_kernel_that_would_recompute_too_much_runs_unfused_and_says_so():
+    # five stencil steps: each value is needed at the step before's i-1, i, i+1, so one
+    # fused kernel would recompute thousands of values per element; the program runs
+    # unfused instead, with the same numbers
+    u = np.sin(np.arange(40.0))
+    be = dk.backend("compiled")
+    grad = dk.grad(lambda v: wl.heat_stencil(v, steps=5), backend=be)(u)
+    assert be.last.fusion.startswith("run unfused: ")
+    np.testing.assert_array_equal(grad, dk.grad(lambda v: wl.heat_stencil(v, steps=5))(u))

@@ -133,6 +133,16 @@ def _shift(ix: tuple, by: int) -> tuple:
     return ("i", ix[1], ix[2] + by) if ix[0] == "i" else ("c", ix[1] + by)
 
 
+#: a kernel recomputes a fused value at every index a view shifts it to; a chain of
+#: stencil steps (u[i-1], u[i], u[i+1] of the step before, a hundred times) would need
+#: thousands of values per element, more than fusing saves: past this, run unfused
+MAX_INSTRUCTIONS = 20_000
+
+
+class KernelTooLarge(Exception):
+    """A fused kernel past :data:`MAX_INSTRUCTIONS` (its message is the report's line)."""
+
+
 class _Builder:
     """Writes one kernel's body: each value at the index where it is needed."""
 
@@ -157,6 +167,10 @@ class _Builder:
 
     def emit(self, op: str, args: tuple, dtype: np.dtype | None) -> str:
         self.tmp += 1
+        if self.tmp > MAX_INSTRUCTIONS:
+            raise KernelTooLarge(f"run unfused: one fused kernel would take more than "
+                                 f"{MAX_INSTRUCTIONS:,} operations per element (values "
+                                 "recomputed at many shifted indices, as a stencil's steps)")
         name = f"t{self.tmp}"
         self.block.append(Instr(op, name, args, dtype))
         return name

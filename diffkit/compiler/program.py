@@ -19,6 +19,7 @@ from ..core import Box, shape
 from ..interpreters.tracer import trace
 from .codegen import compile_source, generate, is_scalar
 from .ir import Const, Graph
+from .kernel_ir import KernelTooLarge
 from .kernels import fused_program
 from .passes import optimize, plan_buffers
 from .scalar_vm import Bytecode, scalar_program
@@ -148,6 +149,8 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
         fused = fused_program(graph, name, parallel) if fuse and not scalar else None
     except RecursionError:  # views of views (slices of slices ...) deeper than Python recurses
         fused, report = None, "run unfused: a fused chain too deep for the kernel builder"
+    except KernelTooLarge as too_large:
+        fused, report = None, str(too_large)
     if fused is not None:
         missing = fused[0].kernels and fused[1] is None
         report = fused[0].report() + (" (run unfused: numba missing)" if missing else "")
