@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from jax_cases import _distinct_sv as distinct_sv
 
 Sampler = Callable[[np.random.Generator], np.ndarray]
 Case = tuple[Callable[[Any, Any], Any], Sampler]
@@ -35,15 +36,6 @@ def between(*shape: int) -> Sampler:
 
 def conditioned(n: int) -> Sampler:
     return lambda r: n * np.eye(n) + r.uniform(-0.5, 0.5, size=(n, n))
-
-
-def distinct_sv(m: int, n: int) -> Sampler:
-    def sample(r: np.random.Generator) -> np.ndarray:
-        k = min(m, n)
-        qm, _ = np.linalg.qr(r.standard_normal((m, m)))
-        qn, _ = np.linalg.qr(r.standard_normal((n, n)))
-        return (qm[:, :k] * (1.0 + 0.7 * np.arange(k))) @ qn[:k]
-    return sample
 
 
 def with_nans(r: np.random.Generator) -> np.ndarray:
