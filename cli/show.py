@@ -73,9 +73,8 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None,
 
     import numpy as np
 
-    from diffkit.compiler.fusion import fuse
     from diffkit.compiler.kernel_ir import build
-    from diffkit.compiler.kernels import kernel_routes
+    from diffkit.compiler.kernels import fusion_plan, kernel_routes
     from diffkit.compiler.scalar_vm import encode
     from diffkit.compiler.show import adjoint_program
     from diffkit.bench.formula import FormulaError, parse_formula
@@ -107,7 +106,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None,
                    "'diffkit[jit]'); without it the program above runs\n")
     else:
         tape = encode(prog.graph)  # a scalar program runs on the tape VM
-        plan = None if tape else kernel_routes(fuse(prog.graph))
+        plan = None if tape else kernel_routes(fusion_plan(prog.graph))
         click.echo(f"fused (dk.jit(f, fuse=True)): {tape.report() if tape else plan.report()}\n")
         if plan is not None and plan.kernels:
             click.echo("each kernel as typed operations (what the LLVM and Numba renderers read):")

@@ -30,11 +30,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import formulas
 from .ir import Atom, Const, Eqn, Graph, Var
+
+if TYPE_CHECKING:
+    from .matvec import MatvecPair
 
 VIEWS = {"getitem", "broadcast_to", "scatter_add"}
 
@@ -50,11 +54,14 @@ class Kernel:
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
     ops: int = 0                                          # fusible equations it evaluates
     route: str = ""                                       # "llvm", "numba", "numba prange"
+    matvec: MatvecPair | None = None                      # X @ w in, Xᵀ @ g out (.matvec)
 
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
                                                    for e in self.reductions]
-        return (f"{self.name} = {self.ops} ops over {self.domain} -> {', '.join(made)}"
+        pair = "" if self.matvec is None else " with {} @ {} and its transpose".format(
+            *(names.get(a, "const") for a in (self.matvec.matrix, self.matvec.vector)))
+        return (f"{self.name} = {self.ops} ops over {self.domain}{pair} -> {', '.join(made)}"
                 + (f" [{self.route}]" if self.route else ""))
 
 
@@ -186,7 +193,7 @@ def fuse(graph: Graph) -> FusionPlan:
             for e in group:
                 (k.reductions if e.out in reductions else k.outputs).append(
                     e if e.out in reductions else e.out)
-            k.ops = len(_reached(group, fus, materialized, stage))
+            k.ops = len(reached(group, fus, materialized, stage))
             steps.append(k)
         steps += [e for e in graph.eqns if lib_level.get(e) == stage + 1]
     return FusionPlan(graph, steps, fus, materialized)
@@ -217,7 +224,7 @@ def _domain(group: list[Eqn]) -> tuple[int, ...]:
     return tuple(int(m) for m in np.max([root_shape(e) for e in group], axis=0))
 
 
-def _reached(group: list[Eqn], fus: dict[Var, Eqn], materialized: dict[Var, int],
+def reached(group: list[Eqn], fus: dict[Var, Eqn], materialized: dict[Var, int],
              stage: int) -> set[Var]:
     """The fusible values a kernel evaluates (values written by earlier stages are read)."""
     seen: set[Var] = set()

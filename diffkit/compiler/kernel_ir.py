@@ -95,6 +95,9 @@ class KernelIR:
     body: list[Instr]
     sums: int
     atoms: list[Atom]
+    #: parameter names (matrix, vector, rows, grad, out) of the kernel's matrix-vector
+    #: pair (:mod:`.matvec`): rows = matrix @ vector before the loop, out = matrixᵀ @ grad
+    matvec: tuple[str, str, str, str, str] | None = None
 
     def instructions(self) -> list[Instr]:
         """Every instruction, those inside tests included."""
@@ -110,6 +113,10 @@ class KernelIR:
         params = ", ".join(f"{p.name}: {short(p.dtype)}{list(p.shape) if p.shape else ''}"
                            f"{' out' if p.kind == 'out' else ''}" for p in self.params)
         lines = [f"{self.name}({params}) over {self.domain}:"]
+        if self.matvec:
+            X, w, rows, grad, out = self.matvec
+            lines.append(f"  by blocks of rows: {rows} = {X} @ {w}, the loop, {out} += "
+                         f"{X}ᵀ @ {grad}")
         lines += [line for i in self.body for line in i.text()]
         return "\n".join(lines + ([f"  return {self.sums} sums"] if self.sums else []))
 
@@ -314,7 +321,8 @@ class _Builder:
         of the full domain first: their values are shared with the guarded ones)."""
         k, dom = self.kernel, self.kernel.domain
         full = tuple(("i", a, 0) for a in range(len(dom)))
-        roots = [(v.shape, v, None) for v in k.outputs] + \
+        roots = [(v.shape, v, None) for v in k.outputs
+                 if k.matvec is None or v is not k.matvec.out] + \
                 [(root_shape(e), None, e) for e in k.reductions]
         roots.sort(key=lambda r: r[0] != dom)
         for shape, v, e in roots:
@@ -343,8 +351,12 @@ def build(plan: FusionPlan, kernel: Kernel) -> KernelIR:
     b = _Builder(plan, kernel)
     b.loop_body()
     outs = [Param(f"o{k}", "out", v.dtype, tuple(v.shape)) for k, v in enumerate(kernel.outputs)]
+    pair = kernel.matvec
+    names = None if pair is None else (
+        b.arg(pair.matrix), b.arg(pair.vector), b.arg(pair.rows),
+        f"o{kernel.outputs.index(pair.grad)}", f"o{kernel.outputs.index(pair.out)}")
     return KernelIR(kernel.name, kernel.domain, b.params + outs, b.block,
-                    len(kernel.reductions), b.atoms)
+                    len(kernel.reductions), b.atoms, names)
 
 
 __all__ = ["Instr", "KernelIR", "Param", "build", "index_text"]

@@ -65,6 +65,7 @@ from .fusion import FusionPlan, fuse
 from .ir import Atom, Const, Eqn, Graph, Var
 from .kernel_ir import Instr, KernelIR, Operand, build, index_text
 from .llvm_kernels import llvm_route, lower
+from .matvec import pair_products
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "
@@ -116,7 +117,7 @@ def threads_pay(ir: KernelIR) -> bool:
     calls = sum(1 for i in instrs if i.op in OPS and OPS[i.op].kind == "call"
                 and i.op not in CHEAP_CALLS)
     accesses = sum(1 for i in instrs if i.op in ("load", "store"))
-    return int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
+    return ir.matvec is None and int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
         calls * ACCESSES_PER_CALL >= accesses
 
 
@@ -126,11 +127,21 @@ def numba_source(ir: KernelIR, parallel: bool = False) -> str:
     when ``parallel``."""
     lines = [f"def {ir.name}({', '.join(p.name for p in ir.params)}):"]
     lines += [f"    s{k} = 0.0" for k in range(ir.sums)]
+    if ir.matvec:  # rows = X @ w first (see .matvec; Numba's route takes two passes)
+        X, w, rows, _, _ = ir.matvec
+        lines += [f"    for r in range({rows}.shape[0]):", "        acc = 0.0",
+                  f"        for j in range({X}.shape[1]):",
+                  f"            acc += {X}[r, j] * {w}.reshape(-1)[j]", f"        {rows}[r] = acc"]
     for axis, n in enumerate(ir.domain):
         loop = "prange" if parallel and axis == 0 else "range"
         lines.append("    " * (axis + 1) + f"for i{axis} in {loop}({n}):")
     full = ", ".join(f"i{a}" for a in range(len(ir.domain)))
     lines += _statements(ir.body, len(ir.domain) + 1, full)
+    if ir.matvec:
+        X, _, _, grad, out = ir.matvec
+        lines += [f"    {out}.reshape(-1)[:] = 0.0", f"    for r in range({grad}.shape[0]):",
+                  f"        for j in range({X}.shape[1]):",
+                  f"            {out}.reshape(-1)[j] += {grad}[r] * {X}[r, j]"]
     if ir.sums:
         lines.append(f"    return ({', '.join(f's{k}' for k in range(ir.sums))},)")
     return "\n".join(lines) + "\n"
@@ -195,6 +206,7 @@ def held(plan: FusionPlan) -> list[Var]:
     graph = plan.graph
     made = {v for k in plan.kernels for v in k.outputs}
     made |= {e.out for e in plan.library if _matrix_product(e)}
+    made |= {k.matvec.rows for k in plan.kernels if k.matvec is not None}
     blocked = {a for a in graph.outputs if isinstance(a, Var)}
     blocked |= {a for e in plan.library if not _matrix_product(e) for a in e.inputs
                 if isinstance(a, Var)}
@@ -262,8 +274,9 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
                     w.ns[arg] = np.ascontiguousarray(w.ns[arg])
         w.ns[step.name] = fn
         outs = [w.names[v] for v in step.outputs]
-        lines += [f"    {o} = np.empty({v.shape!r}, np.{_dtype(v)})"
-                  for o, v in zip(outs, step.outputs) if v not in kept]
+        made = step.outputs + ([step.matvec.rows] if step.matvec else [])
+        lines += [f"    {w.names[v]} = np.empty({v.shape!r}, np.{_dtype(v)})"
+                  for v in made if v not in kept]
         call = (f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
                 f" [{step.route}]")
         sums = [w.names[e.out] for e in step.reductions]
@@ -348,11 +361,17 @@ def import_source(text: str) -> Any:
     return module
 
 
+def fusion_plan(graph: Graph) -> FusionPlan:
+    """The kernels and library calls of ``graph``: :func:`.fusion.fuse`, then the
+    matrix-vector pairs of :mod:`.matvec` taken into their kernels."""
+    return pair_products(fuse(graph))
+
+
 def fused_program(graph: Graph, name: str = "f", parallel: bool = False
                   ) -> tuple[FusionPlan, tuple[str, str, Callable[..., tuple]] | None]:
     """The fusion plan of ``graph`` and, when numba is there and something fuses, the
     compiled ``(driver source, kernel source, driver)``; else None (keep numpy code)."""
-    plan = fuse(graph)
+    plan = fusion_plan(graph)
     if not plan.kernels or numba_or_none() is None:
         return plan, None
     return plan, compile_plan(plan, name, parallel)

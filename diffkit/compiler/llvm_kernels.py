@@ -47,7 +47,7 @@ import hashlib
 import importlib.util
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ from . import vector_math
 from .kernel_ir import Instr, KernelIR, Operand, Param
 
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
+#: rows of a matrix-vector pair's block (.matvec): as many as fit in this many bytes
+MATVEC_BLOCK_BYTES = 64 * 1024
+MATVEC_ROWS = 4  # rows a pair's products take at once
 
 #: how often this process compiled a kernel, and loaded one from the disk cache
 STATS = {"compiled": 0, "loaded": 0}
@@ -110,6 +113,7 @@ class _Emitter:
         self.body: list[str] = []
         self.decls: set[str] = set()
         self.vector: set[str] = set()        # vector_math functions it calls
+        self.meta: list[int] = []            # loops kept whole (metadata !1, !2 ...)
         self.block = "entry"
         self.n = 0
 
@@ -235,38 +239,128 @@ class _Emitter:
         self.body.append(f"  br label %{end}")
         self.label(end)
 
-    def loop(self, axis: int) -> None:
-        """The loop over ``axis`` of the domain, the inner loops or the body inside."""
-        n = self.ir.domain[axis]
-        head, body, latch, done = (self.fresh(f"i{axis}.{x}.")[1:] for x in
-                                   ("head", "body", "latch", "exit"))
+    def counted(self, stem: str, lo: str, hi: str, body: Callable[[str], None],
+                unroll: bool = True) -> None:
+        """``for i in range(lo, hi): body(i)`` (bounds are i64 values or numbers); with
+        ``unroll=False`` the light pass leaves the loop whole, for -O3 to vectorize (a
+        short dot product unrolled first is one long chain of additions)."""
+        head, inner, latch, done = (self.fresh(f"{stem}.{x}.")[1:] for x in
+                                    ("head", "body", "latch", "exit"))
         before = self.block
         self.body.append(f"  br label %{head}")
         self.label(head)
-        i, step = self.fresh(f"i{axis}."), self.fresh(f"i{axis}.")
-        self.body.append(f"  {i} = phi i64 [0, %{before}], [{step}, %{latch}]")
-        more = self.emit(f"icmp slt i64 {i}, {n}")
-        self.body.append(f"  br i1 {more}, label %{body}, label %{done}")
-        self.label(body)
-        self.loops[axis] = i
-        if axis + 1 < len(self.ir.domain):
-            self.loop(axis + 1)
-        else:
-            for instr in self.ir.body:
-                self.instr(instr)
-        del self.loops[axis]
+        i, step = self.fresh(f"{stem}."), self.fresh(f"{stem}.")
+        self.body.append(f"  {i} = phi i64 [{lo}, %{before}], [{step}, %{latch}]")
+        more = self.emit(f"icmp slt i64 {i}, {hi}")
+        self.body.append(f"  br i1 {more}, label %{inner}, label %{done}")
+        self.label(inner)
+        body(i)
         self.body.append(f"  br label %{latch}")
         self.label(latch)
         self.body.append(f"  {step} = add nuw nsw i64 {i}, 1")
-        self.body.append(f"  br label %{head}")
+        if unroll:
+            self.body.append(f"  br label %{head}")
+        else:
+            self.meta.append(len(self.meta) + 1)
+            self.body.append(f"  br label %{head}, !llvm.loop !{self.meta[-1]}")
         self.label(done)
+
+    def loop(self, axis: int, lo: str = "0", hi: str | None = None) -> None:
+        """The loop over ``axis`` of the domain (from ``lo`` to ``hi``), the inner loops
+        or the body inside."""
+        def body(i: str) -> None:
+            self.loops[axis] = i
+            if axis + 1 < len(self.ir.domain):
+                self.loop(axis + 1)
+            else:
+                for instr in self.ir.body:
+                    self.instr(instr)
+            del self.loops[axis]
+        self.counted(f"i{axis}", lo, str(self.ir.domain[axis]) if hi is None else hi, body)
+
+    def element(self, array: str, flat: str) -> str:
+        return self.emit(f"getelementptr inbounds double, ptr %{array}, i64 {flat}")
+
+    def matvec_loops(self) -> None:
+        """The kernel's loop between ``rows = X @ w`` and ``out = Xᵀ @ grad``, by blocks of
+        rows that stay in the cache (:mod:`.matvec`); within a block, the products take
+        :data:`MATVEC_ROWS` rows at a time (independent sums, and one pass over ``out``
+        for all of them), then the rest one by one."""
+        X, w, rows, grad, out = self.ir.matvec
+        m, d = self.params[X].shape
+        block = max(MATVEC_ROWS, min(m, MATVEC_BLOCK_BYTES // (8 * d)))
+        fast = "reassoc contract"
+
+        def x_at(r: str, j: str) -> str:
+            flat = self.emit(f"add nsw i64 {self.emit(f'mul nsw i64 {r}, {d}')}, {j}")
+            return self.emit(f"load double, ptr {self.element(X, flat)}")
+
+        def dot(group: list[str]) -> None:
+            accs = [f"mv.acc{k}" for k in range(len(group))]
+            for a in accs:
+                self.slots[a] = "double"
+                self.body.append(f"  store double 0.0, ptr %v.{a}")
+
+            def term(j: str) -> None:
+                wj = self.emit(f"load double, ptr {self.element(w, j)}")
+                for r, a in zip(group, accs):
+                    product = self.emit(f"fmul {fast} double {x_at(r, j)}, {wj}")
+                    total = self.emit(f"fadd {fast} double {self.emit(f'load double, ptr %v.{a}')}"
+                                      f", {product}")
+                    self.body.append(f"  store double {total}, ptr %v.{a}")
+            self.counted("j", "0", str(d), term, unroll=False)
+            for r, a in zip(group, accs):
+                self.body.append(f"  store double {self.emit(f'load double, ptr %v.{a}')}, "
+                                 f"ptr {self.element(rows, r)}")
+
+        def spread(group: list[str]) -> None:
+            gs = [self.emit(f"load double, ptr {self.element(grad, r)}") for r in group]
+
+            def term(j: str) -> None:
+                at = self.element(out, j)
+                total = self.emit(f"load double, ptr {at}")
+                for r, g in zip(group, gs):
+                    product = self.emit(f"fmul {fast} double {g}, {x_at(r, j)}")
+                    total = self.emit(f"fadd {fast} double {total}, {product}")
+                self.body.append(f"  store double {total}, ptr {at}")
+            self.counted("j", "0", str(d), term, unroll=False)
+
+        def by_rows(lo: str, hi: str, mid: str, each: Callable[[list[str]], None]) -> None:
+            def group(k: str) -> None:
+                offset = self.emit(f"mul nsw i64 {k}, {MATVEC_ROWS}")
+                first = self.emit(f"add nsw i64 {lo}, {offset}")
+                each([first] + [self.emit(f"add nsw i64 {first}, {n}")
+                                for n in range(1, MATVEC_ROWS)])
+            count = self.emit(f"sdiv i64 {self.emit(f'sub nsw i64 {mid}, {lo}')}, {MATVEC_ROWS}")
+            self.counted("g", "0", count, group)
+            self.counted("r", mid, hi, lambda r: each([r]))
+
+        def rows_block(b: str) -> None:
+            lo = self.emit(f"mul nsw i64 {b}, {block}")
+            end = self.emit(f"add nsw i64 {lo}, {block}")
+            hi = self.emit(f"select i1 {self.emit(f'icmp slt i64 {end}, {m}')}, i64 {end}, i64 {m}")
+            size = self.emit(f"sub nsw i64 {hi}, {lo}")
+            whole = self.emit(f"mul nsw i64 {self.emit(f'sdiv i64 {size}, {MATVEC_ROWS}')}, "
+                              f"{MATVEC_ROWS}")
+            mid = self.emit(f"add nsw i64 {lo}, {whole}")
+            by_rows(lo, hi, mid, dot)
+            self.loop(0, lo, hi)
+            by_rows(lo, hi, mid, spread)
+
+        self.counted("z", "0", str(d), lambda j: self.body.append(
+            f"  store double 0.0, ptr {self.element(out, j)}"))
+        self.counted("b", "0", str(-(-m // block)), rows_block)
 
     def function(self, symbol: str) -> str:
         """Two functions: ``@symbol.loops`` on data pointers (``noalias``: LLVM may
         vectorize), and ``@symbol``, called from Python with the numpy arrays themselves,
         which reads their data pointers and calls it (not inlined: the loops keep their
         ``noalias`` arguments through the light pass that peels them)."""
-        self.loop(0)
+        if self.ir.matvec:
+            self.matvec_loops()
+        else:
+            self.loop(0)
+        written = self.ir.matvec[2] if self.ir.matvec else None  # the rows: written first
         outer, inner, unpack = [], [], []
         for p in self.ir.params:
             if p.kind == "scalar":
@@ -274,7 +368,8 @@ class _Emitter:
                 inner.append(f"double %{p.name}")
                 continue
             outer.append(f"ptr %{p.name}.obj")
-            inner.append(f"ptr noalias {'readonly ' if p.kind == 'array' else ''}%{p.name}")
+            readonly = p.kind == "array" and p.name != written
+            inner.append(f"ptr noalias {'readonly ' if readonly else ''}%{p.name}")
             unpack += [f"  %{p.name}.at = getelementptr i8, ptr %{p.name}.obj, i64 {DATA}",
                        f"  %{p.name} = load ptr, ptr %{p.name}.at"]
         if self.ir.sums:
@@ -298,7 +393,15 @@ class _Emitter:
             f"define void @{symbol}({', '.join(outer)}) nounwind {{",
             *unpack,
             f"  call void @{symbol}.loops({call_args})", "  ret void", "}",
-            *sorted(self.decls)]) + "\n" + vector_math.definitions(self.vector)
+            *sorted(self.decls), *self.metadata()]) + "\n" + vector_math.definitions(self.vector)
+
+    def metadata(self) -> list[str]:
+        """Each loop kept whole: its own loop identity, asking not to be unrolled."""
+        if not self.meta:
+            return []
+        whole = len(self.meta) + 1
+        return [f'!{whole} = !{{!"llvm.loop.unroll.disable"}}'] + [
+            f"!{n} = distinct !{{!{n}, !{whole}}}" for n in self.meta]
 
 
 def kernel_llvm(ir: KernelIR, symbol: str) -> str:
