@@ -41,6 +41,9 @@ class Jit:
                                    for a in args):
             # float arrays, the common call: the key the general path below would make
             return tuple(("None", ((a.shape, a.dtype.str),)) for a in args), list(args), args
+        fast = _arrays_key(args, self.static)
+        if fast is not None:
+            return fast[0], fast[1], args
         for i in self.static:
             if not -len(args) <= i < len(args):
                 raise DiffkitError(f"jit: static_argnums={self.static!r} is out of range for "
@@ -104,6 +107,34 @@ class Jit:
 
     def cache_clear(self) -> None:
         self.programs.clear()
+
+
+def _arrays_key(args: tuple, static: tuple[int, ...]) -> tuple[Any, list[Any]] | None:
+    """(cache key, leaves) when every dynamic argument is a float array or a tuple/list
+    of them, as a training step's parameters are (the key tags each level, so it never
+    equals the general path's); None otherwise. Each leaf is already what
+    :func:`as_input` would make of it, so the call is not rebuilt."""
+    fixed = {i % len(args) for i in static if -len(args) <= i < len(args)}
+    if len(fixed) != len(static):
+        return None
+    leaves: list[Any] = []
+
+    def key(a: Any) -> Any:
+        if type(a) is np.ndarray:
+            if a.dtype.kind != "f":
+                raise TypeError
+            leaves.append(a[()] if a.ndim == 0 else a)  # a 0-d array as as_input's scalar
+            return a.shape, a.dtype.str
+        if type(a) in (tuple, list):
+            return (type(a) is list, *(key(v) for v in a))
+        raise TypeError
+
+    try:
+        out = tuple(("static", a) if i in fixed else key(a) for i, a in enumerate(args))
+        hash(out)
+    except TypeError:  # anything else (numbers, dicts, boxes, unhashable static values)
+        return None
+    return out, leaves
 
 
 def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = True,

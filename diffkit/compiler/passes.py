@@ -297,6 +297,10 @@ def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | E
         return made[ins[0]].inputs[0]
     if name in ("reshape", "broadcast_to") and _same(ins[0], out):
         return ins[0]
+    if name == "reshape" and isinstance(ins[0], Var) and ins[0] in made \
+            and made[ins[0]].prim.name == "reshape":  # a reshape of a reshape: one
+        inner = made[ins[0]].inputs[0]
+        return inner if _same(inner, out) else Eqn(e.prim, (inner,), out, e.params)
     if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
         return _sum_of_broadcast(e, made[ins[0]])
     if name == "getitem" and isinstance(ins[0], Var) and ins[0] in made:
