@@ -458,6 +458,30 @@ def test_cache_per_shape_dtype_and_static_value():
     assert len(be.programs) == 2
 
 
+def test_parameter_tuples_are_keyed_by_structure_shape_and_dtype():
+    loss = dk.jit(lambda p, x: dnp.sum(dnp.tanh(x @ p[0] + p[1]) * p[2]))
+    x, W, b = np.linspace(-1.0, 1.0, 6).reshape(2, 3), np.full((3, 2), 0.5), np.ones(2)
+    expected = np.sum(np.tanh(x @ W + b) * 2.0)
+    assert loss((W, b, np.array(2.0)), x) == pytest.approx(expected, rel=1e-15)
+    assert loss((W, b, np.float64(2.0)), x) == pytest.approx(expected, rel=1e-15)
+    assert loss.cache_info().misses == 2    # a 0-d array and a number: both scalar leaves
+    assert loss((2 * W, b, np.array(2.0)), x) == pytest.approx(
+        np.sum(np.tanh(x @ (2 * W) + b) * 2.0), rel=1e-15)
+    assert loss.cache_info().hits == 1
+    assert loss([W, b, np.array(2.0)], x) == pytest.approx(expected, rel=1e-15)  # a list
+    assert loss((W.astype(np.float32), b, np.array(2.0)), x) == pytest.approx(expected)
+    assert loss.cache_info() == (1, 4, 4)
+
+
+def test_a_reshape_of_a_reshape_is_one_or_none():
+    f = dk.jit(lambda x: dnp.sum(dnp.reshape(dnp.reshape(x, (6,)), (3, 2)) ** 2)
+               + dnp.sum(dnp.reshape(dnp.reshape(x, (6,)), (2, 3)) * x))
+    x = np.arange(6.0).reshape(2, 3)
+    assert f(x) == 2 * np.sum(x ** 2)
+    reshapes = [e for e in f.program(x).graph.eqns if e.prim.name == "reshape"]
+    assert [e.out.shape for e in reshapes] == [(3, 2)] and reshapes[0].inputs[0].shape == (2, 3)
+
+
 @pytest.mark.parametrize("f, folds", [
     (lambda x: 100.0 * (2.0 * x), True),      # a power of two inside, |c| >= 1 outside
     (lambda x: -(3.0 * x), True),
