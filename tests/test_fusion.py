@@ -342,6 +342,30 @@ def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
 
 
 @needs_numba
+def test_a_stencils_steps_cycle_through_a_few_kept_buffers():
+    """Thirty steps of the heat equation, a kernel and a concatenation each way: the
+    arrays whose lifetimes do not meet share buffers; the gradient is 2 (Aᵀ)ˢ Aˢ u
+    (the step is linear), the same on a second call, and not one of the buffers."""
+    from diffkit.bench import workloads as wl
+
+    n, steps = 40, 30
+    A = np.eye(n)
+    for i in range(1, n - 1):
+        A[i, i - 1:i + 2] += 0.25 * np.array([1.0, -2.0, 1.0])
+    M = np.linalg.matrix_power(A, steps)
+    u = np.sin(np.arange(float(n)))
+    step = dk.jit(dk.grad(lambda v: wl.heat_stencil(v, steps=steps)))
+    g = step(u)
+    assert_close(g, 2.0 * M.T @ M @ u, rtol=1e-12, atol=1e-15)
+    prog = step.program(u)
+    assert "np.concatenate((" in prog.source and "out=" in prog.source
+    kept = prog.fn.__globals__["_buffers"]()
+    assert len(kept) > 100 and len({id(b) for b in kept}) <= 12
+    assert not any(np.shares_memory(g, b) for b in kept)
+    np.testing.assert_array_equal(step(u), g)
+
+
+@needs_numba
 def test_a_chain_of_thousands_of_operations_is_one_kernel():
     """400 steps of x <- 0.9 sin x + 0.1 x, differentiated: a kernel of thousands of
     operations built without Python's recursion; the derivative recurrence as reference."""

@@ -53,12 +53,30 @@ def test_mlp_and_softmax_against_jax(backend):
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-11, atol=1e-15)
 
 
-def test_a_kernel_that_would_recompute_too_much_runs_unfused_and_says_so():
-    # five stencil steps: each value is needed at the step before's i-1, i, i+1, so one
-    # fused kernel would recompute thousands of values per element; the program runs
-    # unfused instead, with the same numbers
-    u = np.sin(np.arange(40.0))
+def _stencil_matrix(n: int, steps: int, r: float = 0.25) -> np.ndarray:
+    A = np.eye(n)
+    for i in range(1, n - 1):
+        A[i, i - 1:i + 2] += r * np.array([1.0, -2.0, 1.0])
+    return np.linalg.matrix_power(A, steps)
+
+
+def test_stencil_steps_are_one_kernel_each_not_one_recomputing_kernel():
+    # each value is needed at the step before's i-1, i, i+1: one kernel for all steps
+    # would recompute 3^steps values per element; the values views read at shifted
+    # indices are written to memory instead, a kernel per step
+    u, M = np.sin(np.arange(40.0)), _stencil_matrix(40, 30)
+    be = dk.backend("compiled")
+    grad = dk.grad(lambda v: wl.heat_stencil(v, steps=30), backend=be)(u)
+    assert be.last.fusion.startswith("121 kernels, 30 library calls: ")
+    np.testing.assert_allclose(grad, 2.0 * M.T @ M @ u, rtol=1e-12, atol=1e-15)
+
+
+def test_a_kernel_still_too_large_runs_unfused_and_says_so(monkeypatch):
+    from diffkit.compiler import kernel_ir
+
+    monkeypatch.setattr(kernel_ir, "MAX_INSTRUCTIONS", 3)
+    u, M = np.sin(np.arange(20.0)), _stencil_matrix(20, 5)
     be = dk.backend("compiled")
     grad = dk.grad(lambda v: wl.heat_stencil(v, steps=5), backend=be)(u)
-    assert be.last.fusion.startswith("run unfused: ")
-    np.testing.assert_array_equal(grad, dk.grad(lambda v: wl.heat_stencil(v, steps=5))(u))
+    assert be.last.fusion.startswith("run unfused: one fused kernel would take more than 3 ")
+    np.testing.assert_allclose(grad, 2.0 * M.T @ M @ u, rtol=1e-12)

@@ -159,8 +159,10 @@ def fusible(e: Eqn) -> bool:
     return False
 
 
-def fuse(graph: Graph) -> FusionPlan:
-    """Group the graph's fusible equations into kernels; the rest are library calls."""
+def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
+    """Group the graph's fusible equations into kernels; the rest are library calls. Each
+    of ``barriers`` is written to memory by its kernel and read by the next stage instead
+    of being recomputed where it is needed (see :func:`shifted_sources`)."""
     fus = {e.out: e for e in graph.eqns if fusible(e)}
     reductions = {v for v, e in fus.items() if e.prim.name == "sum"}
     needed: set[Var] = {a for a in graph.outputs if isinstance(a, Var)}
@@ -177,8 +179,8 @@ def fuse(graph: Graph) -> FusionPlan:
             roots.setdefault(lv, []).append(e)
             level[e.out] = lv + 1
         elif e.out in fus:
-            level[e.out] = lv
-            if e.out in needed:
+            level[e.out] = lv + (e.out in barriers)
+            if e.out in needed or e.out in barriers:
                 materialized[e.out] = lv
                 roots.setdefault(lv, []).append(e)
         else:
@@ -197,6 +199,27 @@ def fuse(graph: Graph) -> FusionPlan:
             steps.append(k)
         steps += [e for e in graph.eqns if lib_level.get(e) == stage + 1]
     return FusionPlan(graph, steps, fus, materialized)
+
+
+def shifted_sources(plan: FusionPlan) -> frozenset[Var]:
+    """The computed values that views read at shifted indices (``u[1:]`` of a computed
+    ``u``, a slice's adjoint). A kernel recomputes such a value at each index a view
+    shifts it to, so a chain of them (a stencil's steps: ``u[i-1], u[i], u[i+1]`` of the
+    step before, a hundred times over) multiplies the work by three per step; written to
+    memory instead, each step is one loop that reads the last.
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.interpreters.tracer import trace
+    >>> def f(x):
+    ...     s = dnp.sin(x)
+    ...     return s[1:] * s[:-1] + x[1:]
+    >>> [str(v.shape) for v in shifted_sources(fuse(trace(f, (np.ones(5),))))]
+    ['(5,)']
+    """
+    fus = plan.fusible
+    return frozenset(a for e in fus.values() if e.prim.name in ("getitem", "scatter_add")
+                     for a in e.inputs[:1]
+                     if isinstance(a, Var) and a in fus and fus[a].prim.name not in VIEWS)
 
 
 def root_shape(e: Eqn) -> tuple[int, ...]:
@@ -249,4 +272,4 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
 
 
 __all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible",
-           "operand_index", "root_shape"]
+           "operand_index", "root_shape", "shifted_sources"]

@@ -61,9 +61,9 @@ import numpy as np
 from ..primitives.lowering import LIBRARY, OPS, ScalarExpr
 from . import formulas, vector_math
 from .codegen import _Writer, compile_source
-from .fusion import FusionPlan, fuse
+from .fusion import FusionPlan, fuse, shifted_sources
 from .ir import Atom, Const, Eqn, Graph, Var
-from .kernel_ir import Instr, KernelIR, Operand, build, index_text
+from .kernel_ir import Instr, KernelIR, KernelTooLarge, Operand, build, index_text
 from .llvm_kernels import llvm_route, lower
 from .matvec import pair_products
 
@@ -190,11 +190,20 @@ def _matrix_product(e: Eqn) -> bool:
         *(a.shape for a in e.inputs))
 
 
+def _copying(e: Eqn) -> bool:
+    """``e`` is a library call that writes a new array from its operands (a float
+    matrix product, a concatenation): it can write into a kept buffer (``out=``) and
+    never returns a view of an operand."""
+    return _matrix_product(e) or (e.prim.name == "concatenate" and e.out.dtype.kind == "f"
+                                  and all(isinstance(a, Var) for a in e.inputs))
+
+
 def held(plan: FusionPlan) -> list[Var]:
     """The arrays the driver writes into buffers it keeps from call to call (allocated
-    once per program and thread): those a kernel or a matrix product writes that only
-    kernels and matrix products read. Never an output: an array handed to the caller is
-    never written again, nor is one a library call might return a view of.
+    once per program and thread, shared where their lifetimes do not meet, see
+    :func:`share`): those a kernel or a copying library call (:func:`_copying`) writes
+    that only kernels and copying calls read. Never an output: an array handed to the
+    caller is never written again, nor is one a library call might return a view of.
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
@@ -205,26 +214,65 @@ def held(plan: FusionPlan) -> list[Var]:
     """
     graph = plan.graph
     made = {v for k in plan.kernels for v in k.outputs}
-    made |= {e.out for e in plan.library if _matrix_product(e)}
+    made |= {e.out for e in plan.library if _copying(e)}
     made |= {k.matvec.rows for k in plan.kernels if k.matvec is not None}
     blocked = {a for a in graph.outputs if isinstance(a, Var)}
-    blocked |= {a for e in plan.library if not _matrix_product(e) for a in e.inputs
+    blocked |= {a for e in plan.library if not _copying(e) for a in e.inputs
                 if isinstance(a, Var)}
     return [e.out for e in graph.eqns if e.out in made - blocked]
 
 
-def _buffers(values: list[Var]) -> Callable[[], tuple[np.ndarray, ...]]:
-    """A function giving this thread's buffers for ``values`` (made at its first call)."""
+def _buffers(values: list[Var], slots: list[int]) -> Callable[[], tuple[np.ndarray, ...]]:
+    """A function giving this thread's buffers for ``values`` (made at its first call);
+    values with the same slot share one array."""
     local = threading.local()
-    specs = [(tuple(v.shape), v.dtype) for v in values]
+    specs = {k: (tuple(v.shape), v.dtype) for v, k in zip(values, slots)}
 
     def buffers() -> tuple[np.ndarray, ...]:
         try:
             return local.arrays
         except AttributeError:
-            local.arrays = tuple(np.empty(shape, dtype) for shape, dtype in specs)
+            made = {k: np.empty(shape, dtype) for k, (shape, dtype) in specs.items()}
+            local.arrays = tuple(made[k] for k in slots)
             return local.arrays
     return buffers
+
+
+def share(values: list[Var], steps: list[tuple[list[Any], list[Var]]]) -> list[int]:
+    """A buffer slot per value: values of one shape and dtype share a slot when one is
+    last read at a step before the other is written (never within one step: a kernel
+    never writes over what it reads). ``steps`` are (read, written) in program order.
+    A stencil's hundred steps then cycle through a few arrays that stay in the cache.
+
+    >>> from diffkit.compiler.ir import Var
+    >>> a, b, c = (Var(n, (4,), np.dtype(np.float64)) for n in (1, 2, 3))
+    >>> share([a, b, c], [([], [a]), ([a], [b]), ([b], [c]), ([c], [])])
+    [0, 1, 0]
+    """
+    wanted = set(values)
+    first, last = {}, {}
+    for i, (read, written) in enumerate(steps):
+        for v in written:
+            if v in wanted:
+                first.setdefault(v, i)
+        for v in read:
+            if v in wanted:
+                last[v] = i
+    free: dict[tuple, list[int]] = {}
+    slot: dict[Var, int] = {}
+    ends = sorted((last.get(v, first.get(v, 0)), v.n, v) for v in values)
+    count = 0
+    for v in sorted(values, key=lambda v: (first.get(v, 0), v.n)):
+        while ends and ends[0][0] < first.get(v, 0):
+            _, _, done = ends.pop(0)
+            if done in slot:
+                free.setdefault((done.shape, done.dtype), []).append(slot[done])
+        spare = free.get((v.shape, v.dtype))
+        if spare:
+            slot[v] = spare.pop()
+        else:
+            slot[v], count = count, count + 1
+    return [slot[v] for v in values]
 
 
 def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
@@ -252,14 +300,20 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
             numba_src.append((src, threads))
         calls.append((step, ir, fn))
     module = _load(numba_src) if numba_src else None
-    w.ns["_s"], w.ns["_buffers"] = _scalar, _buffers(kept)
+    steps = [(list(step.inputs), [step.out]) if ir is None else
+             (list(ir.atoms), step.outputs + ([step.matvec.rows] if step.matvec else []))
+             for step, ir, _ in calls]
+    w.ns["_s"], w.ns["_buffers"] = _scalar, _buffers(kept, share(kept, steps))
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
     if kept:
         lines.append(f"    {', '.join(w.names[v] for v in kept)}, = _buffers()")
     for step, ir, fn in calls:
         if ir is None and step.out in kept:
-            a, b = (w.atom(x) for x in step.inputs)
-            lines.append(f"    np.matmul({a}, {b}, out={w.names[step.out]})")
+            args = ", ".join(w.atom(x) for x in step.inputs)
+            lines.append(f"    np.matmul({args}, out={w.names[step.out]})"
+                         if step.prim.name == "matmul" else
+                         f"    np.concatenate(({args},), axis={step.params['axis']}, "
+                         f"out={w.names[step.out]})")
             continue
         if ir is None:
             lines.append(f"    {w.names[step.out]} = {w.expr(step)}")
@@ -361,10 +415,10 @@ def import_source(text: str) -> Any:
     return module
 
 
-def fusion_plan(graph: Graph) -> FusionPlan:
+def fusion_plan(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
     """The kernels and library calls of ``graph``: :func:`.fusion.fuse`, then the
     matrix-vector pairs of :mod:`.matvec` taken into their kernels."""
-    return pair_products(fuse(graph))
+    return pair_products(fuse(graph, barriers))
 
 
 def fused_program(graph: Graph, name: str = "f", parallel: bool = False
@@ -374,4 +428,8 @@ def fused_program(graph: Graph, name: str = "f", parallel: bool = False
     plan = fusion_plan(graph)
     if not plan.kernels or numba_or_none() is None:
         return plan, None
-    return plan, compile_plan(plan, name, parallel)
+    try:
+        return plan, compile_plan(plan, name, parallel)
+    except (KernelTooLarge, RecursionError):  # values recomputed at shifted indices,
+        plan = fusion_plan(graph, shifted_sources(plan))  # step after step: write them
+        return plan, compile_plan(plan, name, parallel)
