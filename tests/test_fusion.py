@@ -342,6 +342,40 @@ def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
 
 
 @needs_numba
+@pytest.mark.parametrize("shape, axis, keepdims", [
+    ((512, 64), 0, False), ((300, 9), (-2,), True), ((7, 5, 3), (0, 1), False),
+    ((4, 6, 2), 0, True)])
+def test_sums_over_leading_axes_fuse_in_numpys_order(shape, axis, keepdims):
+    G = np.random.default_rng(3).standard_normal(shape)
+    f = dk.jit(lambda G: dnp.sum(G * G + 1.0, axis=axis, keepdims=keepdims))
+    np.testing.assert_array_equal(f(G), np.sum(G * G + 1.0, axis=axis, keepdims=keepdims))
+    assert f.program(G).fusion.startswith("1 kernel, 0 library calls: ")
+    assert "-> sum[0" in f.program(G).fusion
+
+
+@needs_numba
+def test_a_bias_gradient_is_summed_in_the_kernel_on_every_route(monkeypatch):
+    rng = np.random.default_rng(5)
+    X, W, b = rng.standard_normal((400, 30)), rng.standard_normal((30, 50)), np.zeros(50)
+
+    def loss(b):
+        return dnp.sum(dnp.tanh(dnp.exp(X @ W * 0.1) + b))
+
+    t = np.tanh(np.exp(X @ W * 0.1) + b)
+    expected = np.sum(1.0 - t * t, axis=0)
+    one = dk.jit(dk.grad(loss))
+    assert_close(one(b), expected, rtol=1e-13)
+    assert "sum[0]->" in one.program(b).fusion
+    threads = dk.jit(dk.grad(loss), parallel=True)  # a sum over rows stays on one thread
+    assert_close(threads(b), expected, rtol=1e-13)
+    assert "[numba prange]" not in threads.program(b).fusion
+    monkeypatch.setattr(kernels, "lower", lambda ir, cache: None)  # Numba renders it
+    numba_f = dk.jit(dk.grad(loss))
+    assert_close(numba_f(b), expected, rtol=1e-13)
+    assert "[numba]" in numba_f.program(b).fusion
+
+
+@needs_numba
 def test_a_stencils_steps_cycle_through_a_few_kept_buffers():
     """Thirty steps of the heat equation, a kernel and a concatenation each way: the
     arrays whose lifetimes do not meet share buffers; the gradient is 2 (Aᵀ)ˢ Aˢ u

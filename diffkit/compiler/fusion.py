@@ -6,8 +6,10 @@ shift indices (``x[1:]``, ``broadcast_to``) and the adjoints of those views
 of a few elements of their operands. A :class:`Kernel` is one loop over an index
 domain; inside it every fusible value is recomputed at the index where it is needed,
 so intermediates never travel through memory. A full ``sum`` of a fusible value is
-fused into the loop that produces it (an accumulator). ``matmul``, partial reductions
-and other library calls stay library calls, as do 0-d (scalar) lines.
+fused into the loop that produces it (an accumulator), and so is a sum over leading
+axes (a bias's gradient, ``g.sum(axis=0)``: each element added to its column, row after
+row, in numpy's order). ``matmul``, other reductions and library calls stay library
+calls, as do 0-d (scalar) lines.
 
 The adjoint of a shifted slice is taken in *gather* form: ``g[j]`` reads ``x[j-1],
 x[j], x[j+1]`` and is written once, instead of zero-filling ``g`` and scattering into
@@ -52,6 +54,7 @@ class Kernel:
     domain: tuple[int, ...]
     outputs: list[Var] = field(default_factory=list)      # materialized arrays
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
+    partials: list[Eqn] = field(default_factory=list)     # sums over leading axes (arrays)
     ops: int = 0                                          # fusible equations it evaluates
     route: str = ""                                       # "llvm", "numba", "numba prange"
     matvec: MatvecPair | None = None                      # X @ w in, Xᵀ @ g out (.matvec)
@@ -59,6 +62,7 @@ class Kernel:
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
                                                    for e in self.reductions]
+        made += [f"sum{list(leading_axes(e))}->{names[e.out]}" for e in self.partials]
         pair = "" if self.matvec is None else " with {} @ {} and its transpose".format(
             *(names.get(a, "const") for a in (self.matvec.matrix, self.matvec.vector)))
         return (f"{self.name} = {self.ops} ops over {self.domain}{pair} -> {', '.join(made)}"
@@ -142,7 +146,8 @@ def fusible(e: Eqn) -> bool:
     if name == "sum":
         x = e.inputs[0]
         return (isinstance(x, Var) and len(x.shape) > 0 and out.shape == ()
-                and out.dtype.kind == "f" and not e.params.get("keepdims"))
+                and out.dtype.kind == "f" and not e.params.get("keepdims")) or \
+            leading_axes(e) is not None
     if out.shape == () or 0 in out.shape:
         return False  # scalars stay plain lines; empty arrays need no loop
     f = formulas.of(e)
@@ -157,6 +162,25 @@ def fusible(e: Eqn) -> bool:
     if name == "scatter_add":
         return basic_index(e.params["idx"], e.params["shape"]) is not None
     return False
+
+
+def leading_axes(e: Eqn) -> tuple[int, ...] | None:
+    """The axes ``(0, …, k-1)`` a float ``sum`` reduces when they are leading ones and
+    not all of its operand's (a sum over rows), else None.
+
+    >>> from diffkit.compiler.ir import Var
+    >>> from diffkit.primitives import sum as sum_
+    >>> g = Var(1, (5, 3), np.dtype(np.float64))
+    >>> leading_axes(Eqn(sum_, (g,), Var(2, (3,), g.dtype), {"axis": (-2,)}))
+    (0,)
+    """
+    x, axis = e.inputs[0], e.params.get("axis")
+    if e.prim.name != "sum" or not isinstance(x, Var) or axis is None or \
+            e.out.dtype.kind != "f" or 0 in e.out.shape:
+        return None
+    nd = len(x.shape)
+    axes = tuple(sorted(a % nd for a in ((axis,) if isinstance(axis, int) else axis)))
+    return axes if 0 < len(axes) < nd and axes == tuple(range(len(axes))) else None
 
 
 def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
@@ -193,8 +217,10 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
             k = Kernel(f"k{count}", stage, _domain(group))
             count += 1
             for e in group:
-                (k.reductions if e.out in reductions else k.outputs).append(
-                    e if e.out in reductions else e.out)
+                if e.out not in reductions:
+                    k.outputs.append(e.out)
+                else:
+                    (k.partials if e.out.shape else k.reductions).append(e)
             k.ops = len(reached(group, fus, materialized, stage))
             steps.append(k)
         steps += [e for e in graph.eqns if lib_level.get(e) == stage + 1]
@@ -271,5 +297,5 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible",
+__all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible", "leading_axes",
            "operand_index", "root_shape", "shifted_sources"]

@@ -11,6 +11,8 @@ formula) and five of the loop's own:
   ``("i", axis, offset)`` (the loop variable plus an offset) or ``("c", k)``;
 * ``store``: ``(out, value)``, the value into an output array at the loop's index;
 * ``add_to``: ``(k, value)``, the value added to the kernel's sum ``k``;
+* ``add_at``: ``(out, value, index)``, the value added to an output's element (a sum over
+  leading axes: the index without them, or with 0 for them where the sum keeps them);
 * ``set``: ``(value,)``, a mutable value set again inside a test (a slice's adjoint);
 * ``if``: ``(tests, body)``, ``body`` only where every test ``(axis, "<" | ">=", bound)``
   on the loop variables holds (the edges of shifted slices).
@@ -44,7 +46,8 @@ import numpy as np
 
 from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas
-from .fusion import VIEWS, FusionPlan, Kernel, basic_index, operand_index, root_shape
+from .fusion import (VIEWS, FusionPlan, Kernel, basic_index, leading_axes, operand_index,
+                     root_shape)
 from .ir import Atom, Const, Eqn, Var
 
 BOOL = np.dtype(np.bool_)
@@ -323,7 +326,7 @@ class _Builder:
         full = tuple(("i", a, 0) for a in range(len(dom)))
         roots = [(v.shape, v, None) for v in k.outputs
                  if k.matvec is None or v is not k.matvec.out] + \
-                [(root_shape(e), None, e) for e in k.reductions]
+                [(root_shape(e), None, e) for e in k.reductions + k.partials]
         roots.sort(key=lambda r: r[0] != dom)
         for shape, v, e in roots:
             guard = [self.cond(("i", a, 0), "<", n) for a, n in enumerate(shape)]
@@ -335,10 +338,16 @@ class _Builder:
                     value = self.value(v, full)
                     self.block.append(Instr("store", None, (f"o{k.outputs.index(v)}", value),
                                             v.dtype))
-                else:
+                elif e in k.reductions:
                     value = self.value(e.inputs[0], full)
                     self.block.append(Instr("add_to", None, (k.reductions.index(e), value),
                                             e.out.dtype))
+                else:  # a sum over leading axes: into its element of the output
+                    value = self.value(e.inputs[0], full)
+                    n = len(leading_axes(e))
+                    at = (("c", 0),) * n * (len(e.out.shape) == len(dom)) + full[n:]
+                    out = f"o{len(k.outputs) + k.partials.index(e)}"
+                    self.block.append(Instr("add_at", None, (out, value, at), e.out.dtype))
             tests = [g for g in guard if g is not True]
             if tests:
                 self.guarded(tests, body)
@@ -350,7 +359,8 @@ def build(plan: FusionPlan, kernel: Kernel) -> KernelIR:
     """The typed program of one kernel of ``plan``."""
     b = _Builder(plan, kernel)
     b.loop_body()
-    outs = [Param(f"o{k}", "out", v.dtype, tuple(v.shape)) for k, v in enumerate(kernel.outputs)]
+    outs = [Param(f"o{k}", "out", v.dtype, tuple(v.shape))
+            for k, v in enumerate(kernel.outputs + [e.out for e in kernel.partials])]
     pair = kernel.matvec
     names = None if pair is None else (
         b.arg(pair.matrix), b.arg(pair.vector), b.arg(pair.rows),

@@ -117,7 +117,9 @@ def threads_pay(ir: KernelIR) -> bool:
     calls = sum(1 for i in instrs if i.op in OPS and OPS[i.op].kind == "call"
                 and i.op not in CHEAP_CALLS)
     accesses = sum(1 for i in instrs if i.op in ("load", "store"))
-    return ir.matvec is None and int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
+    if ir.matvec is not None or any(i.op == "add_at" for i in instrs):
+        return False  # one thread: rows added to one output (threads would race)
+    return int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
         calls * ACCESSES_PER_CALL >= accesses
 
 
@@ -160,6 +162,10 @@ def _statements(body: list[Instr] | tuple[Instr, ...], depth: int, full: str) ->
             lines.append(f"{pad}{i.args[0]}[{full}] = {_operand(i.args[1], i.dtype)}")
         elif i.op == "add_to":
             lines.append(f"{pad}s{i.args[0]} += {_operand(i.args[1], i.dtype)}")
+        elif i.op == "add_at":
+            out, value, index = i.args
+            lines.append(f"{pad}{out}[{', '.join(map(index_text, index))}] += "
+                         f"{_operand(value, i.dtype)}")
         elif i.op == "set":
             lines.append(f"{pad}{i.result} = {_operand(i.args[0], i.dtype)}")
         else:
@@ -321,16 +327,18 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         args = [(f"_s({w.atom(a)})" if len(a.shape) == 0 else w.atom(a)) for a in ir.atoms]
         if fn is None:
             fn = getattr(module, step.name)
-            _warm(fn, ir.atoms, step.outputs)
+            _warm(fn, ir.atoms, step.outputs + [e.out for e in step.partials])
         else:  # LLVM kernels read C-contiguous arrays: a constant is made one once
             for a, arg in zip(ir.atoms, args):
                 if isinstance(a, Const) and len(a.shape):
                     w.ns[arg] = np.ascontiguousarray(w.ns[arg])
         w.ns[step.name] = fn
-        outs = [w.names[v] for v in step.outputs]
+        partial = [e.out for e in step.partials]  # sums over rows start at zero
+        outs = [w.names[v] for v in step.outputs + partial]
         made = step.outputs + ([step.matvec.rows] if step.matvec else [])
         lines += [f"    {w.names[v]} = np.empty({v.shape!r}, np.{_dtype(v)})"
                   for v in made if v not in kept]
+        lines += [f"    {w.names[v]} = np.zeros({v.shape!r}, np.{_dtype(v)})" for v in partial]
         call = (f"{step.name}({', '.join(args + outs)})  # {step.ops} ops over {step.domain}"
                 f" [{step.route}]")
         sums = [w.names[e.out] for e in step.reductions]

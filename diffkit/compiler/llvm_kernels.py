@@ -194,6 +194,12 @@ class _Emitter:
             add = self.operand(value, "double")
             self.body.append(f"  store double {self.emit(f'fadd reassoc double {total}, {add}')}"
                              f", ptr %s.{k}")
+        elif i.op == "add_at":
+            out, value, index = i.args
+            ptr = self.address(out, index)
+            total = self.emit(f"fadd double {self.emit(f'load double, ptr {ptr}')}, "
+                              f"{self.operand(value, 'double')}")
+            self.body.append(f"  store double {total}, ptr {ptr}")
         elif i.op == "set":
             self.store(i.result, ty, self.operand(i.args[0], ty))
         else:

@@ -130,7 +130,7 @@ def pair_products(plan: FusionPlan) -> FusionPlan:
     they replace leave the plan."""
     users = _users(plan)
     made = {e.out: e for e in plan.graph.eqns}
-    evaluated = {k.name: reached([plan.fusible[v] for v in k.outputs] + k.reductions,
+    evaluated = {k.name: reached([plan.fusible[v] for v in k.outputs] + k.reductions + k.partials,
                                   plan.fusible, plan.materialized, k.stage)
                  for k in plan.kernels}
     gone: set[int] = set()
