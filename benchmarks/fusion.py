@@ -9,7 +9,8 @@ Every gradient is taken with no options: ``dk.grad(f, backend="compiled")`` (fus
 kernels, the default wherever the ``jit`` extra is installed), ``jax.jit(jax.grad(f))``
 with x64 and ``torch.compile(torch.func.grad(f))`` (inductor's CPU backend, static
 shapes), all three in one process on the same float64 inputs, the same source function
-(:mod:`diffkit.bench.workloads`, written over a numpy namespace). Run time is the median
+(:mod:`diffkit.bench.workloads`, written over a numpy namespace; the CNN's convolution is
+each library's own). Run time is the median
 of 15 samples taken in turn (:func:`diffkit.bench.probes.interleaved`); compile time is
 each library's first call less one steady call, after its one-off start-up.
 
@@ -98,6 +99,13 @@ def _softmax(quick: bool) -> tuple:
             np.eye(10)[rng.integers(0, 10, m)])
 
 
+def _cnn(quick: bool) -> tuple:
+    rng = np.random.default_rng(11)
+    m, size = (16, 8) if quick else (64, 16)
+    return (wl.cnn_params(rng, size=size), rng.standard_normal((m, 1, size, size)),
+            np.eye(10)[rng.integers(0, 10, m)])
+
+
 WORKLOADS = [
     Workload("Rosenbrock grad, n = 10⁶", wl.rosenbrock, partial(_rosenbrock_x, 10**6), bar=0.5),
     Workload("Rosenbrock grad, n = 10⁵", wl.rosenbrock, partial(_rosenbrock_x, 10**5)),
@@ -112,6 +120,8 @@ WORKLOADS = [
              lambda quick: (np.sin(np.linspace(0.0, 3.0, 10**3 if quick else 10**4)),)),
     Workload("ten nested sines grad, n = 10⁶", wl.nested_sines,
              lambda quick: (np.random.default_rng(2).uniform(-1, 1, 10**4 if quick else 10**6),)),
+    Workload("CNN grad, 64 images 16 × 16, conv 3 × 3 × 8, tanh, pool, 512 → 10", wl.cnn_loss,
+             _cnn),
 ]
 COMPILE_BARS = {"Rosenbrock grad, n = 10⁶", "Rosenbrock grad, n = 10⁵",
                 "logistic loss grad, X 10⁴ × 100", "MLP step (value and grad), X 512 × 20, 64 tanh"}

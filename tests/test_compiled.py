@@ -595,3 +595,18 @@ def test_a_catalog_function_that_branches_is_named_at_its_own_line():
     record = dk.compare("piecewise", backends=["compiled"]).records()[0]
     assert record["status"] == "n/a"
     assert re.search(r"needed at catalog\.py:\d+ \(if x < 0\.0:\)", record["message"])
+
+
+@pytest.mark.parametrize("spec, fuse, parallel", [("compiled", True, False),
+                                                  ("compiled[fuse=false]", False, False),
+                                                  ("compiled[parallel=true]", True, True)])
+def test_a_staged_call_keeps_the_backends_options(spec, fuse, parallel):
+    # several arguments (or a tree) stage the whole call as one program: it is built with
+    # the options the backend was given, not dk.jit's defaults
+    w, X = np.array([0.5, -1.0]), np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    g = dk.grad(lambda w, X: dnp.sum(dnp.sin(X @ w)), backend=spec)
+    assert_close(g(w, X), X.T @ np.cos(X @ w), rtol=1e-14, atol=0)
+    staged = g.cache_info.__self__  # the dk.jit the backend staged the call in
+    assert (staged.fuse, staged.parallel) == (fuse, parallel)
+    (program,) = staged.programs.programs.values()
+    assert bool(program.fusion) == fuse

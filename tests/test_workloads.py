@@ -80,3 +80,45 @@ def test_a_kernel_still_too_large_runs_unfused_and_says_so(monkeypatch):
     grad = dk.grad(lambda v: wl.heat_stencil(v, steps=5), backend=be)(u)
     assert be.last.fusion.startswith("run unfused: one fused kernel would take more than 3 ")
     np.testing.assert_allclose(grad, 2.0 * M.T @ M @ u, rtol=1e-12)
+
+
+def _cnn_case() -> tuple:
+    rng = np.random.default_rng(1)
+    params = wl.cnn_params(rng, channels=3, size=6, classes=4)
+    return params, rng.standard_normal((5, 1, 6, 6)), np.eye(4)[rng.integers(0, 4, 5)]
+
+
+def test_cnn_gradient_compiled_equals_eager_reverse_and_jax():
+    # the race's CNN: diffkit's default compiled gradient (fused kernels) against eager
+    # reverse and against jax.grad of jax's own spelling (lax.conv_general_dilated)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    params, X, Y = _cnn_case()
+    compiled = dk.grad(wl.cnn_loss, backend="compiled")(params, X, Y)
+    eager = dk.grad(wl.cnn_loss)(params, X, Y)
+    theirs = jax.grad(lambda p: wl.cnn_loss(p, X, Y, np=jax.numpy))(params)
+    assert [np.shape(g) for g in compiled] == [p.shape for p in params]
+    for ours, reverse, reference in zip(compiled, eager, theirs):
+        np.testing.assert_allclose(ours, reverse, rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(ours, np.asarray(reference), rtol=1e-10, atol=1e-15)
+    program = dk.jit(dk.grad(wl.cnn_loss)).program(params, X, Y)
+    assert " kernels, " in program.fusion and "unfused" not in program.fusion, program.fusion
+
+
+def test_cnn_convolution_spellings_agree():
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    params, X, Y = _cnn_case()
+    ours = wl.conv2d_same(X, params[0])
+    np.testing.assert_allclose(np.asarray(wl.conv2d_same(X, params[0], np=jax.numpy)), ours,
+                               rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(wl.conv2d_same(torch.from_numpy(X), torch.from_numpy(params[0]),
+                                              np=torch).numpy(), ours, rtol=1e-13, atol=1e-15)
+    grads = torch.func.grad(lambda p: wl.cnn_loss(p, torch.from_numpy(X), torch.from_numpy(Y),
+                                                  np=torch))(tuple(map(torch.from_numpy, params)))
+    theirs = jax.grad(lambda p: wl.cnn_loss(p, X, Y, np=jax.numpy))(params)
+    for g, reference in zip(grads, theirs):
+        np.testing.assert_allclose(g.numpy(), np.asarray(reference), rtol=1e-10, atol=1e-15)
+    with pytest.raises(dk.DiffkitError, match="no convolution for namespace 'autograd.numpy'"):
+        wl.conv2d_same(X, params[0], np=pytest.importorskip("autograd.numpy"))

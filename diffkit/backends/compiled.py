@@ -59,9 +59,10 @@ class CompiledBackend(Backend):
         return prog(*args)
 
     def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
-        """``dk.jit(call, static_argnums=0)``: traced (the transform inside it too) once
-        per static values and shapes."""
-        return Jit(call, static_argnums=0)
+        """``dk.jit(call, static_argnums=0)`` with this backend's options: traced (the
+        transform inside it too) once per static values and shapes."""
+        return Jit(call, static_argnums=0, fuse=bool(self.options["fuse"]),
+                   parallel=bool(self.options["parallel"]))
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         if isinstance(x, Box):

@@ -1,7 +1,8 @@
 """The benchmark functions, one source each, written over a numpy namespace ``np``
 (``diffkit.numpy`` by default) so that a peer runs the very same code on its own arrays
-(``np=jax.numpy``, ``np=torch``, ``np=autograd.numpy``). The catalog, the race, the
-reports and ``benchmarks/`` all take them from here.
+(``np=jax.numpy``, ``np=torch``, ``np=autograd.numpy``). The one operation each library
+spells its own way, the CNN's convolution, is looked up by namespace (:func:`conv2d_same`).
+The catalog, the race, the reports and ``benchmarks/`` all take them from here.
 
 >>> import numpy
 >>> float(rosenbrock(numpy.array([1.0, 1.0, 1.0]))), float(rosenbrock(numpy.zeros(2)))
@@ -19,6 +20,8 @@ from typing import Any
 import numpy
 
 from .. import numpy as dnp
+from ..core import DiffkitError
+from ..nn.conv import windows
 
 
 def rosenbrock(x: Any, np: Any = dnp) -> Any:
@@ -64,8 +67,72 @@ def softmax_cross_entropy(W: Any, X: Any, Y: Any, np: Any = dnp) -> Any:
     """Mean cross-entropy of a linear softmax classifier, ``Y`` one-hot. The logits are
     not shifted by their maximum (the peers' namespaces spell that differently), so the
     inputs keep them small: X standard normal, W of scale 0.1."""
-    Z = X @ W
+    return _cross_entropy(X @ W, Y, np)
+
+
+def _cross_entropy(Z: Any, Y: Any, np: Any) -> Any:
+    """Mean over rows of logsumexp(Z) − Y·Z, logits ``Z`` unshifted (kept small)."""
     return np.mean(np.log(np.sum(np.exp(Z), axis=1)) - np.sum(Y * Z, axis=1))
+
+
+def cnn_loss(params: tuple, X: Any, Y: Any, np: Any = dnp) -> Any:
+    """Mean softmax cross-entropy of a small CNN on images ``X`` (N, 1, H, W), ``Y``
+    one-hot, ``params = (K, b, W, c)``: a 3×3 convolution with kernels ``K`` (C, 1, 3, 3)
+    keeping H × W, plus ``b``, tanh, 2×2 average pooling, flatten, the linear layer
+    ``W``, ``c``. The convolution is each library's own (:func:`conv2d_same`); the rest is
+    this one source. Logits stay small (tanh features, ``W`` scaled by its fan-in)."""
+    K, b, W, c = params
+    n, _, h, w = X.shape
+    H = np.tanh(conv2d_same(X, K, np) + np.reshape(b, (-1, 1, 1)))
+    H = np.mean(np.reshape(H, (n, K.shape[0], h // 2, 2, w // 2, 2)), axis=(3, 5))
+    return _cross_entropy(np.reshape(H, (n, -1)) @ W + c, Y, np)
+
+
+def cnn_params(rng: numpy.random.Generator, channels: int = 8, size: int = 16,
+               classes: int = 10) -> tuple[numpy.ndarray, ...]:
+    """Initial ``(K, b, W, c)`` for :func:`cnn_loss` on ``size`` × ``size`` images,
+    scaled by fan-in."""
+    features = channels * (size // 2) ** 2
+    return (rng.standard_normal((channels, 1, 3, 3)) / 3.0, numpy.zeros(channels),
+            rng.standard_normal((features, classes)) / numpy.sqrt(features), numpy.zeros(classes))
+
+
+def conv2d_same(x: Any, kernel: Any, np: Any = dnp) -> Any:
+    """The cross-correlation of images ``x`` (N, C, H, W) with ``kernel`` (O, C, kh, kw),
+    odd sizes, zero-padded to keep H × W: the convolution layer as namespace ``np``'s
+    library spells it (diffkit's ``nn.Conv2d`` windows and contraction,
+    ``jax.lax.conv_general_dilated``, ``torch.nn.functional.conv2d``).
+
+    >>> conv2d_same(numpy.ones((1, 1, 3, 3)), numpy.ones((1, 1, 3, 3)))[0, 0].tolist()
+    [[4.0, 6.0, 4.0], [6.0, 9.0, 6.0], [4.0, 6.0, 4.0]]
+    """
+    spell = _CONV2D_SAME.get(np.__name__)
+    if spell is None:
+        raise DiffkitError(f"conv2d_same: no convolution for namespace {np.__name__!r}; "
+                           f"use one of {', '.join(_CONV2D_SAME)}")
+    return spell(x, kernel)
+
+
+def _conv_diffkit(x: Any, kernel: Any) -> Any:
+    kh, kw = kernel.shape[2:]
+    patches = windows(x, (kh, kw), (1, 1), (kh // 2, kw // 2), (1, 1))
+    return dnp.einsum("nchwij,ocij->nohw", patches, kernel)
+
+
+def _conv_jax(x: Any, kernel: Any) -> Any:
+    import jax
+
+    return jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME")
+
+
+def _conv_torch(x: Any, kernel: Any) -> Any:
+    import torch
+
+    return torch.nn.functional.conv2d(x, kernel, padding="same")
+
+
+_CONV2D_SAME = {"diffkit.numpy": _conv_diffkit, "numpy": _conv_diffkit, "jax.numpy": _conv_jax,
+                "torch": _conv_torch}
 
 
 def heat_stencil(u: Any, np: Any = dnp, steps: int = 100, r: float = 0.25) -> Any:

@@ -44,7 +44,27 @@ def _path(subs: str, shapes: tuple[tuple[int, ...], ...]) -> list | bool:
     return np.einsum_path(subs, *(np.empty(s) for s in shapes), optimize="greedy")[0]
 
 
+@functools.lru_cache(maxsize=256)
+def _pairwise(subs: str) -> tuple | None:
+    """``(tensordot's axes, the transpose to the output)`` when two-operand ``subs`` is one
+    plain contraction (no index repeated within a term, every shared index summed, every
+    other kept), else None."""
+    (a, b), out = _parts(subs)
+    shared = [c for c in a if c in b]
+    free = [c for c in a + b if c not in shared]
+    if len({*a}) < len(a) or len({*b}) < len(b) or sorted(free) != sorted(out):
+        return None
+    return ([a.index(c) for c in shared], [b.index(c) for c in shared]), tuple(map(free.index, out))
+
+
 def _einsum(*xs: Any, subs: str) -> Any:
+    pair = _pairwise(subs) if len(xs) == 2 else None
+    if pair is not None and all(np.asarray(x).dtype.kind in "fc" for x in xs):
+        (in_a, in_b), order = pair
+        if all(np.shape(xs[0])[i] == np.shape(xs[1])[j] for i, j in zip(in_a, in_b)):
+            # one BLAS product through tensordot: numpy's einsum path is several times
+            # slower on a convolution's (windows, kernel) contraction
+            return np.transpose(np.tensordot(xs[0], xs[1], axes=(in_a, in_b)), order)
     return np.einsum(subs, *xs, optimize=_path(subs, tuple(np.shape(x) for x in xs)))
 
 
