@@ -369,4 +369,32 @@ def build(plan: FusionPlan, kernel: Kernel) -> KernelIR:
                     len(kernel.reductions), b.atoms, names)
 
 
-__all__ = ["Instr", "KernelIR", "Param", "build", "index_text"]
+def flattened(ir: KernelIR) -> KernelIR:
+    """The kernel as one loop over its elements, when every array it reads or writes has
+    the domain's shape and is read at the loop's own index: in C order that is one flat
+    index, and one long loop vectorizes where a nest of short ones (an image's 16 columns
+    inside channels inside a batch) pays its loop overhead at every row. Other kernels as
+    they are. (For renderers that index C-contiguous memory, as the LLVM route does.)
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.interpreters.tracer import trace
+    >>> plan = fuse(trace(lambda x: dnp.tanh(x) * x, (np.ones((4, 2, 3)),)))
+    >>> flattened(build(plan, plan.kernels[0])).domain
+    (24,)
+    """
+    full = tuple(("i", a, 0) for a in range(len(ir.domain)))
+    if len(ir.domain) < 2 or ir.matvec or any(
+            p.kind != "scalar" and p.shape != ir.domain for p in ir.params) or any(
+            i.op in ("if", "add_at") or (i.op == "load" and i.args[1] != full)
+            for i in ir.instructions()):
+        return ir
+    n = int(np.prod(ir.domain))
+    body = [Instr(i.op, i.result, (i.args[0], (("i", 0, 0),)), i.dtype) if i.op == "load"
+            else i for i in ir.body]
+    params = [p if p.kind == "scalar" else Param(p.name, p.kind, p.dtype, (n,))
+              for p in ir.params]
+    return KernelIR(ir.name, (n,), params, body, ir.sums, ir.atoms)
+
+
+__all__ = ["Instr", "KernelIR", "Param", "build", "flattened", "index_text"]

@@ -55,7 +55,7 @@ import numpy as np
 
 from ..primitives.lowering import OPS
 from . import vector_math
-from .kernel_ir import Instr, KernelIR, Operand, Param
+from .kernel_ir import Instr, KernelIR, Operand, Param, flattened
 
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 #: rows of a matrix-vector pair's block (.matvec): as many as fit in this many bytes
@@ -508,7 +508,7 @@ def lower(ir: KernelIR, cache: Path) -> LLVMKernel | None:
     if not llvm_route(ir):
         return None
     try:
-        address = _address(kernel_llvm(ir, "KERNEL"), cache)
+        address = _address(kernel_llvm(flattened(ir), "KERNEL"), cache)
     except (ImportError, RuntimeError):  # no llvmlite; LLVM refused the IR (a gap here)
         return None
     return LLVMKernel(address, ir.params, ir.sums)
