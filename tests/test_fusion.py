@@ -342,15 +342,23 @@ def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
 
 
 @needs_numba
-@pytest.mark.parametrize("shape, axis, keepdims", [
-    ((512, 64), 0, False), ((300, 9), (-2,), True), ((7, 5, 3), (0, 1), False),
-    ((4, 6, 2), 0, True)])
-def test_sums_over_leading_axes_fuse_in_numpys_order(shape, axis, keepdims):
+@pytest.mark.parametrize("shape, axis, keepdims, named, exact", [
+    ((512, 64), 0, False, "[0]", True), ((300, 9), (-2,), True, "[0]", True),
+    ((7, 5, 3), (0, 1), False, "[0, 1]", True), ((4, 6, 2), 0, True, "[0]", True),
+    ((300, 9), -1, False, "[1]", False), ((6, 5, 4, 3), (0, 2, 3), True, "[0, 2, 3]", False),
+    ((5, 4, 3), (-3, -1), False, "[0, 2]", False), ((1000,), -1, True, "[0]", False)])
+def test_sums_over_some_axes_fuse_leading_ones_in_numpys_order(shape, axis, keepdims, named,
+                                                                 exact):
     G = np.random.default_rng(3).standard_normal(shape)
     f = dk.jit(lambda G: dnp.sum(G * G + 1.0, axis=axis, keepdims=keepdims))
-    np.testing.assert_array_equal(f(G), np.sum(G * G + 1.0, axis=axis, keepdims=keepdims))
+    expected = np.sum(G * G + 1.0, axis=axis, keepdims=keepdims)
+    if exact:  # row after row, as numpy adds them
+        np.testing.assert_array_equal(f(G), expected)
+    else:  # reassociated, as a full sum
+        assert_close(f(G), expected, rtol=1e-14)
+    assert f(G).shape == expected.shape
     assert f.program(G).fusion.startswith("1 kernel, 0 library calls: ")
-    assert "-> sum[0" in f.program(G).fusion
+    assert f"-> sum{named}->" in f.program(G).fusion
 
 
 @needs_numba

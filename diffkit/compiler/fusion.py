@@ -6,10 +6,11 @@ shift indices (``x[1:]``, ``broadcast_to``) and the adjoints of those views
 of a few elements of their operands. A :class:`Kernel` is one loop over an index
 domain; inside it every fusible value is recomputed at the index where it is needed,
 so intermediates never travel through memory. A full ``sum`` of a fusible value is
-fused into the loop that produces it (an accumulator), and so is a sum over leading
-axes (a bias's gradient, ``g.sum(axis=0)``: each element added to its column, row after
-row, in numpy's order). ``matmul``, other reductions and library calls stay library
-calls, as do 0-d (scalar) lines.
+fused into the loop that produces it (an accumulator), and so is a sum over some of its
+axes, each element added to its place in the result (a bias's gradient ``g.sum(axis=0)``
+row after row, in numpy's order; a row sum ``exp(z).sum(axis=1)``, reassociated as a full
+sum is). ``matmul``, other reductions and library calls stay library calls, as do 0-d
+(scalar) lines.
 
 The adjoint of a shifted slice is taken in *gather* form: ``g[j]`` reads ``x[j-1],
 x[j], x[j+1]`` and is written once, instead of zero-filling ``g`` and scattering into
@@ -54,7 +55,7 @@ class Kernel:
     domain: tuple[int, ...]
     outputs: list[Var] = field(default_factory=list)      # materialized arrays
     reductions: list[Eqn] = field(default_factory=list)   # full sums, fused as accumulators
-    partials: list[Eqn] = field(default_factory=list)     # sums over leading axes (arrays)
+    partials: list[Eqn] = field(default_factory=list)     # sums over some axes (arrays)
     ops: int = 0                                          # fusible equations it evaluates
     route: str = ""                                       # "llvm", "numba", "numba prange"
     matvec: MatvecPair | None = None                      # X @ w in, Xᵀ @ g out (.matvec)
@@ -62,7 +63,7 @@ class Kernel:
     def describe(self, names: dict[Var, str]) -> str:
         made = [names[v] for v in self.outputs] + [f"sum->{names[e.out]}"
                                                    for e in self.reductions]
-        made += [f"sum{list(leading_axes(e))}->{names[e.out]}" for e in self.partials]
+        made += [f"sum{list(summed_axes(e))}->{names[e.out]}" for e in self.partials]
         pair = "" if self.matvec is None else " with {} @ {} and its transpose".format(
             *(names.get(a, "const") for a in (self.matvec.matrix, self.matvec.vector)))
         return (f"{self.name} = {self.ops} ops over {self.domain}{pair} -> {', '.join(made)}"
@@ -147,7 +148,7 @@ def fusible(e: Eqn) -> bool:
         x = e.inputs[0]
         return (isinstance(x, Var) and len(x.shape) > 0 and out.shape == ()
                 and out.dtype.kind == "f" and not e.params.get("keepdims")) or \
-            leading_axes(e) is not None
+            summed_axes(e) is not None
     if out.shape == () or 0 in out.shape:
         return False  # scalars stay plain lines; empty arrays need no loop
     f = formulas.of(e)
@@ -164,23 +165,29 @@ def fusible(e: Eqn) -> bool:
     return False
 
 
-def leading_axes(e: Eqn) -> tuple[int, ...] | None:
-    """The axes ``(0, …, k-1)`` a float ``sum`` reduces when they are leading ones and
-    not all of its operand's (a sum over rows), else None.
+def summed_axes(e: Eqn) -> tuple[int, ...] | None:
+    """The axes a float ``sum`` reduces into an array: some of its operand's axes (a sum
+    over rows, over an image's pixels ...), or all of them with ``keepdims``; else None.
 
     >>> from diffkit.compiler.ir import Var
     >>> from diffkit.primitives import sum as sum_
-    >>> g = Var(1, (5, 3), np.dtype(np.float64))
-    >>> leading_axes(Eqn(sum_, (g,), Var(2, (3,), g.dtype), {"axis": (-2,)}))
-    (0,)
+    >>> g = Var(1, (5, 4, 3), np.dtype(np.float64))
+    >>> summed_axes(Eqn(sum_, (g,), Var(2, (4,), g.dtype), {"axis": (-1, 0)}))
+    (0, 2)
     """
     x, axis = e.inputs[0], e.params.get("axis")
     if e.prim.name != "sum" or not isinstance(x, Var) or axis is None or \
             e.out.dtype.kind != "f" or 0 in e.out.shape:
         return None
     nd = len(x.shape)
-    axes = tuple(sorted(a % nd for a in ((axis,) if isinstance(axis, int) else axis)))
-    return axes if 0 < len(axes) < nd and axes == tuple(range(len(axes))) else None
+    axes = tuple(sorted({a % nd for a in ((axis,) if isinstance(axis, int) else axis)}))
+    return axes if 0 < len(axes) < nd or (axes and e.out.shape) else None
+
+
+def in_order(axes: tuple[int, ...], nd: int) -> bool:
+    """A sum over leading axes (not all ``nd``) adds row after row, as numpy does (its
+    result to the bit); any other is reassociated, as a full sum is (it vectorizes)."""
+    return len(axes) < nd and axes == tuple(range(len(axes)))
 
 
 def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
@@ -297,5 +304,5 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible", "leading_axes",
+__all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible", "in_order", "summed_axes",
            "operand_index", "root_shape", "shifted_sources"]

@@ -11,8 +11,9 @@ formula) and five of the loop's own:
   ``("i", axis, offset)`` (the loop variable plus an offset) or ``("c", k)``;
 * ``store``: ``(out, value)``, the value into an output array at the loop's index;
 * ``add_to``: ``(k, value)``, the value added to the kernel's sum ``k``;
-* ``add_at``: ``(out, value, index)``, the value added to an output's element (a sum over
-  leading axes: the index without them, or with 0 for them where the sum keeps them);
+* ``add_at``: ``(out, value, index, in_order)``, the value added to an output's element
+  (a sum over some axes: the index without them, or with 0 for them where the sum keeps
+  them); reassociated unless ``in_order`` (see :func:`.fusion.in_order`);
 * ``set``: ``(value,)``, a mutable value set again inside a test (a slice's adjoint);
 * ``if``: ``(tests, body)``, ``body`` only where every test ``(axis, "<" | ">=", bound)``
   on the loop variables holds (the edges of shifted slices).
@@ -46,8 +47,8 @@ import numpy as np
 
 from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas
-from .fusion import (VIEWS, FusionPlan, Kernel, basic_index, leading_axes, operand_index,
-                     root_shape)
+from .fusion import (VIEWS, FusionPlan, Kernel, basic_index, in_order, operand_index,
+                     root_shape, summed_axes)
 from .ir import Atom, Const, Eqn, Var
 
 BOOL = np.dtype(np.bool_)
@@ -342,12 +343,14 @@ class _Builder:
                     value = self.value(e.inputs[0], full)
                     self.block.append(Instr("add_to", None, (k.reductions.index(e), value),
                                             e.out.dtype))
-                else:  # a sum over leading axes: into its element of the output
+                else:  # a sum over some axes: into its element of the output
                     value = self.value(e.inputs[0], full)
-                    n = len(leading_axes(e))
-                    at = (("c", 0),) * n * (len(e.out.shape) == len(dom)) + full[n:]
+                    axes, keep = summed_axes(e), len(e.out.shape) == len(dom)
+                    at = tuple(("c", 0) if a in axes else ix for a, ix in enumerate(full)
+                               if keep or a not in axes)
                     out = f"o{len(k.outputs) + k.partials.index(e)}"
-                    self.block.append(Instr("add_at", None, (out, value, at), e.out.dtype))
+                    self.block.append(Instr("add_at", None, (out, value, at, in_order(axes, len(dom))),
+                                            e.out.dtype))
             tests = [g for g in guard if g is not True]
             if tests:
                 self.guarded(tests, body)

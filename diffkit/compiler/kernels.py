@@ -163,7 +163,7 @@ def _statements(body: list[Instr] | tuple[Instr, ...], depth: int, full: str) ->
         elif i.op == "add_to":
             lines.append(f"{pad}s{i.args[0]} += {_operand(i.args[1], i.dtype)}")
         elif i.op == "add_at":
-            out, value, index = i.args
+            out, value, index, _ = i.args
             lines.append(f"{pad}{out}[{', '.join(map(index_text, index))}] += "
                          f"{_operand(value, i.dtype)}")
         elif i.op == "set":

@@ -195,9 +195,10 @@ class _Emitter:
             self.body.append(f"  store double {self.emit(f'fadd reassoc double {total}, {add}')}"
                              f", ptr %s.{k}")
         elif i.op == "add_at":
-            out, value, index = i.args
+            out, value, index, ordered = i.args
             ptr = self.address(out, index)
-            total = self.emit(f"fadd double {self.emit(f'load double, ptr {ptr}')}, "
+            total = self.emit(f"fadd {'' if ordered else 'reassoc '}double "
+                              f"{self.emit(f'load double, ptr {ptr}')}, "
                               f"{self.operand(value, 'double')}")
             self.body.append(f"  store double {total}, ptr {ptr}")
         elif i.op == "set":
