@@ -145,19 +145,23 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 def eig(a: Any) -> Any:
-    """Eigenvalues and unit eigenvectors of a general matrix. Differentiated for real
-    matrices with real, distinct eigenvalues (complex ones are a clear error); the order
-    and the eigenvectors' signs are LAPACK's, as numpy's."""
-    if not _packed(a):
-        return np.linalg.eig(a)
+    """Eigenvalues and unit eigenvectors of a general square matrix, real or complex, as
+    JAX's ``eig``: complex arrays always (numpy's are real when every eigenvalue is), the
+    order and the vectors (largest entry real) LAPACK's. Differentiable where the
+    eigenvalues are distinct; the eigenvectors' derivative is that of LAPACK's
+    normalization (JAX's, ``enable_eigvec_derivs=True``).
+
+    >>> w, v = eig(np.array([[0.0, -1.0], [1.0, 0.0]]))  # a rotation: eigenvalues ±i
+    >>> w.tolist()
+    [1j, -1j]
+    """
     _square(a, "eig")
     packed = bind(_p.eig, a)
     return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
 
 
 def eigvals(a: Any) -> Any:
-    if not _packed(a):
-        return np.linalg.eigvals(a)
+    """The eigenvalues of :func:`eig` (complex always, as JAX's)."""
     return eig(a)[0]
 
 

@@ -35,7 +35,7 @@ HOLOMORPHIC = (  # rules written for the reals that hold for complex values as t
     "matmul", "einsum", "inv", "solve", "det", "adjugate", "fft", "ifft", "erf", "erfc",
     "maximum", "minimum", "max", "min")  # (the last four select entries: numpy's order on
 # complex values is lexicographic, and the derivative is that of the entry selected)
-NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft", "cholesky", "eigh",
+NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft", "cholesky", "eigh", "eig",
                    "svd", "qr")  # (complex branches
 # in their rules; rfft is not listed: it takes real signals only, as JAX's)
 
