@@ -58,16 +58,16 @@ def _row(x: Any) -> Any:
 def _parts(y: Any) -> tuple[Any, Any, Any]:
     """Eigenvalues, eigenvectors and F from the packed output; repeated eigenvalues (where
     the eigenvectors, and the eigenvalues' derivatives, are not defined) are refused."""
-    w, v, f = _eig_parts(y)
-    value = primal(w)
+    value = primal(y)
     if not getattr(value, "abstract", False):  # (a traced graph: no values to look at)
-        value = np.asarray(value)
-        same = value[..., :, None] == value[..., None, :]
-        if np.any(same & ~np.eye(value.shape[-1], dtype=bool)):
+        w = np.asarray(value)[..., 0, :]
+        same = w[..., :, None] == w[..., None, :]
+        if np.any(same & ~np.eye(w.shape[-1], dtype=bool)):
             raise DiffkitError("linalg.eig: this matrix has a repeated eigenvalue, where eig "
                                "has no derivative (its eigenvectors are not unique); "
                                "differentiate at a matrix with distinct eigenvalues "
                                "(symmetric matrices: use eigh)")
+    w, v, f = _eig_parts(y)
     return w, v, f
 
 

@@ -1,14 +1,19 @@
 """Matrix functions of scipy.linalg: the Sylvester solve, the matrix exponential and the
 principal square root, each on stacks of square matrices (leading axes broadcast).
 
-Their derivatives are again calls of these primitives, so every order works:
+Their derivatives are again calls of these primitives, so every order works; the three
+are holomorphic, so the same rules hold for complex matrices (JAX's convention,
+docs/complex.md: no conjugation):
 
 * ``x = solve_sylvester(a, b, q)`` solves ``a x + x b = q``. Differentiating the
   equation, ``a dx + dx b = dq - da x - x db``: one more solve with the same ``a, b``.
   The adjoint solves the transposed equation ``aᵀ λ + λ bᵀ = x̄``; then ``q̄ = λ``,
   ``ā = -λ xᵀ``, ``b̄ = -xᵀ λ``.
 * ``s = sqrtm(a)`` satisfies ``s s = a``, so ``s ds + ds s = da``: ``ds`` is a Sylvester
-  solve with ``(s, s)``, its adjoint one with ``(sᵀ, sᵀ)``.
+  solve with ``(s, s)``, its adjoint one with ``(sᵀ, sᵀ)``. The root is SciPy's: real
+  where it is real, complex for a matrix with a negative eigenvalue or a complex matrix
+  (principal: eigenvalues of ``s`` in the right half plane, ``sqrt(-x) = i sqrt(x)``);
+  the Sylvester equation is uniquely solvable while no eigenvalue of ``a`` is 0.
 * ``expm``'s Fréchet derivative ``L(a, e)`` is the upper right block of
   ``expm([[a, e], [0, a]])`` (the block-triangular identity, Higham's *Functions of
   Matrices*, §3.2); its adjoint is ``L(aᵀ, ē)`` (the integral form
@@ -91,13 +96,14 @@ def _adjoint(x_bar: Any, a: Any, b: Any) -> Any:
 
 
 def _sqrtm_one(a: np.ndarray) -> np.ndarray:
+    """SciPy's principal root: real where it is real, complex otherwise (a negative
+    eigenvalue, a complex matrix); a root that does not square back (a singular matrix
+    with no root, e.g. [[0, 1], [0, 0]]) is refused."""
     s = _scipy_linalg().sqrtm(a)
-    if np.iscomplexobj(s):
-        if np.abs(s.imag).max(initial=0.0) > 1e-12 * np.abs(s).max(initial=1.0):
-            raise DiffkitError("sqrtm: this matrix has negative real eigenvalues, so its "
-                               "principal square root is complex; diffkit differentiates "
-                               "real square roots (of matrices with no eigenvalue <= 0)")
-        s = s.real
+    if not np.allclose(s @ s, a, rtol=1e-8, atol=1e-10 * np.abs(a).max(initial=1.0)):
+        raise DiffkitError("sqrtm: this matrix has no square root (a singular one whose "
+                           "zero eigenvalue is defective); give a matrix with no zero "
+                           "eigenvalue, where the root and its derivative exist")
     return s
 
 
@@ -107,7 +113,7 @@ sqrtm = Primitive(  # s s = a, s the principal root
     vjp=(lambda s_bar, s, a: solve_sylvester(_mT(s), _mT(s), s_bar),),
     saves=("s",),
     sympy=_refuse("sqrtm"),
-    array_api=lambda xp, a: _peer("sqrtm")(xp, a).real,
+    array_api=_peer("sqrtm"),  # (JAX's root is complex always: its values only)
 )
 
 
