@@ -95,15 +95,30 @@ def _adjoint(x_bar: Any, a: Any, b: Any) -> Any:
     return solve_sylvester(_mT(a), _mT(b), x_bar)
 
 
+def complex_root(a: Any) -> bool:
+    """Whether SciPy's root of the real matrix (or stack) ``a`` is complex: a negative real
+    eigenvalue. (False for a complex ``a``, whose root is complex anyway, and for a traced
+    graph's abstract value.) ``diffkit.scipy.linalg.sqrtm`` then passes ``a + 0j``: the
+    primitive's output dtype follows its input's, as a compiled graph needs."""
+    if getattr(a, "abstract", False) or np.iscomplexobj(a):
+        return False
+    w = np.linalg.eigvals(np.asarray(a, dtype=float))
+    return bool(np.any((w.imag == 0) & (w.real < 0)))
+
+
 def _sqrtm_one(a: np.ndarray) -> np.ndarray:
-    """SciPy's principal root: real where it is real, complex otherwise (a negative
-    eigenvalue, a complex matrix); a root that does not square back (a singular matrix
-    with no root, e.g. [[0, 1], [0, 0]]) is refused."""
+    """SciPy's principal root (complex for a complex ``a``); a root that does not square
+    back (a singular matrix with no root, e.g. [[0, 1], [0, 0]]) is refused, and so is a
+    complex root of a real ``a`` (a graph traced for a real root)."""
     s = _scipy_linalg().sqrtm(a)
     if not np.allclose(s @ s, a, rtol=1e-8, atol=1e-10 * np.abs(a).max(initial=1.0)):
         raise DiffkitError("sqrtm: this matrix has no square root (a singular one whose "
                            "zero eigenvalue is defective); give a matrix with no zero "
                            "eigenvalue, where the root and its derivative exist")
+    if np.iscomplexobj(s) and not np.iscomplexobj(a):
+        raise DiffkitError("sqrtm: this real matrix has a negative eigenvalue, so its root is "
+                           "complex, but the call was traced for a real root (a compiled "
+                           "graph fixes dtypes); pass a complex matrix, sqrtm(a + 0j)")
     return s
 
 

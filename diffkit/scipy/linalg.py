@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, ndim, shape
+from ..core import DiffkitError, ndim, primal, shape
 from ..nplib import linalg as _np_linalg
 from ..nplib.base import concatenate, eye, getitem, reshape
 from ..nplib.shaping import take
@@ -54,7 +54,7 @@ def sqrtm(a: Any, disp: bool = True, blocksize: int = 64) -> Any:
     [[2j, 0j], [0j, (3+0j)]]
     """
     _np_linalg._square(a, "sqrtm")
-    return _mf.sqrtm(a)
+    return _mf.sqrtm(a + 0j if _mf.complex_root(primal(a)) else a)
 
 
 def solve_sylvester(a: Any, b: Any, q: Any) -> Any:
