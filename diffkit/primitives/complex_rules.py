@@ -37,7 +37,7 @@ HOLOMORPHIC = (  # rules written for the reals that hold for complex values as t
     "maximum", "minimum", "max", "min")  # (the last four select entries: numpy's order on
 # complex values is lexicographic, and the derivative is that of the entry selected)
 NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft", "cholesky", "eigh",
-                   "eig", "svd", "qr")  # (complex branches
+                   "eig", "svd", "qr", "pinv")  # (complex branches
 # in their rules; rfft is not listed: it takes real signals only, as JAX's)
 
 
