@@ -11,8 +11,8 @@ singular vectors, like eigenvectors, are defined up to sign); ``qr`` is the redu
 factorization of a square or tall matrix of full rank. Complex matrices are differentiated
 as JAX does (Hermitian for ``eigh`` and ``cholesky``; eigen- and singular vectors move
 with JAX's phase convention; see docs/complex.md). Matrix norms of order 2, -2 and
-'nuc' go through the SVD. ``eig``/``eigvals`` of a general real matrix: real, distinct
-eigenvalues (complex eigenvalues are an error, not yet covered).
+'nuc' go through the SVD. ``eig``/``eigvals`` of a general (real or complex) matrix:
+complex values always, as JAX's; distinct eigenvalues for the derivative.
 
 >>> import diffkit as dk
 >>> dk.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))  # det(A) inv(A)^T
@@ -157,7 +157,8 @@ def eig(a: Any) -> Any:
     """
     _square(a, "eig")
     packed = bind(_p.eig, a)
-    return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
+    return (getitem(packed, (Ellipsis, 0, slice(None))),
+            getitem(packed, (Ellipsis, slice(1, None), slice(None))))
 
 
 def eigvals(a: Any) -> Any:
