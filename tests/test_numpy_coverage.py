@@ -140,8 +140,10 @@ def test_svd_and_qr_gradients_closed_forms_and_conditions() -> None:
         dk.grad(lambda x: dnp.sum(dnp.linalg.svd(x)[0]))(a)
     with pytest.raises(DiffkitError, match="m >= n"):
         dk.grad(lambda x: dnp.sum(dnp.linalg.qr(x)[1]))(a.T)
-    with pytest.raises(DiffkitError, match="complex eigenvalues"):  # (a rotation: ±i)
-        dk.grad(lambda x: dnp.sum(dnp.linalg.eigvals(x)))(np.array([[0.0, -1.0], [1.0, 0.0]]))
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])  # eigenvalues ±i: Re sum = trace
+    assert_close(dk.grad(lambda x: dnp.real(dnp.sum(dnp.linalg.eigvals(x))))(rotation), np.eye(2))
+    with pytest.raises(DiffkitError, match="repeated eigenvalue"):
+        dk.grad(lambda x: dnp.real(dnp.sum(dnp.linalg.eigvals(x))))(np.eye(2))
     with pytest.raises(NotApplicable, match="svd has no closed form"):
         dk.grad(lambda x: dnp.linalg.norm(x, 2), backend="symbolic")(a)
 

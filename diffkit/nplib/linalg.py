@@ -11,8 +11,8 @@ singular vectors, like eigenvectors, are defined up to sign); ``qr`` is the redu
 factorization of a square or tall matrix of full rank. Complex matrices are differentiated
 as JAX does (Hermitian for ``eigh`` and ``cholesky``; eigen- and singular vectors move
 with JAX's phase convention; see docs/complex.md). Matrix norms of order 2, -2 and
-'nuc' go through the SVD. ``eig``/``eigvals`` of a general real matrix: real, distinct
-eigenvalues (complex eigenvalues are an error, not yet covered).
+'nuc' go through the SVD. ``eig``/``eigvals`` of a general (real or complex) matrix:
+complex values always, as JAX's; distinct eigenvalues for the derivative.
 
 >>> import diffkit as dk
 >>> dk.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))  # det(A) inv(A)^T
@@ -145,19 +145,24 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 def eig(a: Any) -> Any:
-    """Eigenvalues and unit eigenvectors of a general matrix. Differentiated for real
-    matrices with real, distinct eigenvalues (complex ones are a clear error); the order
-    and the eigenvectors' signs are LAPACK's, as numpy's."""
-    if not _packed(a):
-        return np.linalg.eig(a)
+    """Eigenvalues and unit eigenvectors of a general square matrix, real or complex, as
+    JAX's ``eig``: complex arrays always (numpy's are real when every eigenvalue is), the
+    order and the vectors (largest entry real) LAPACK's. Differentiable where the
+    eigenvalues are distinct; the eigenvectors' derivative is that of LAPACK's
+    normalization (JAX's, ``enable_eigvec_derivs=True``).
+
+    >>> w, v = eig(np.array([[0.0, -1.0], [1.0, 0.0]]))  # a rotation: eigenvalues ±i
+    >>> w.tolist()
+    [1j, -1j]
+    """
     _square(a, "eig")
     packed = bind(_p.eig, a)
-    return getitem(packed, (Ellipsis, 0, slice(None))), getitem(packed, (Ellipsis, slice(1, None), slice(None)))
+    return (getitem(packed, (Ellipsis, 0, slice(None))),
+            getitem(packed, (Ellipsis, slice(1, None), slice(None))))
 
 
 def eigvals(a: Any) -> Any:
-    if not _packed(a):
-        return np.linalg.eigvals(a)
+    """The eigenvalues of :func:`eig` (complex always, as JAX's)."""
     return eig(a)[0]
 
 

@@ -133,8 +133,8 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
 
 def roots(p: Any) -> Any:
     """The roots of a polynomial: eigenvalues of its companion matrix, as numpy (leading
-    zeros dropped, trailing ones give roots at 0). Differentiated where they are real and
-    distinct (complex roots: the error of ``linalg.eig``)."""
+    zeros dropped, trailing ones give roots at 0). Complex, as JAX's (those of ``linalg.eig``);
+    differentiated where they are distinct."""
     from .linalg import eigvals  # (deferred: linalg builds on the base functions too)
 
     values = np.asarray(primal(p))

@@ -33,10 +33,11 @@ HOLOMORPHIC = (  # rules written for the reals that hold for complex values as t
     "sum", "prod", "cumsum", "cumprod", "broadcast_to", "reshape", "transpose", "getitem",
     "scatter_add", "concatenate", "gather", "scatter", "where",
     "matmul", "einsum", "inv", "solve", "det", "adjugate", "fft", "ifft", "erf", "erfc",
+    "sqrtm", "solve_sylvester", "expm",
     "maximum", "minimum", "max", "min")  # (the last four select entries: numpy's order on
 # complex values is lexicographic, and the derivative is that of the entry selected)
 NOT_HOLOMORPHIC = ("real", "imag", "conj", "abs", "logabsdet", "irfft", "cholesky", "eigh",
-                   "svd", "qr")  # (complex branches
+                   "eig", "svd", "qr", "pinv")  # (complex branches
 # in their rules; rfft is not listed: it takes real signals only, as JAX's)
 
 

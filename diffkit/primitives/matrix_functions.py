@@ -1,14 +1,19 @@
 """Matrix functions of scipy.linalg: the Sylvester solve, the matrix exponential and the
 principal square root, each on stacks of square matrices (leading axes broadcast).
 
-Their derivatives are again calls of these primitives, so every order works:
+Their derivatives are again calls of these primitives, so every order works; the three
+are holomorphic, so the same rules hold for complex matrices (JAX's convention,
+docs/complex.md: no conjugation):
 
 * ``x = solve_sylvester(a, b, q)`` solves ``a x + x b = q``. Differentiating the
   equation, ``a dx + dx b = dq - da x - x db``: one more solve with the same ``a, b``.
   The adjoint solves the transposed equation ``aᵀ λ + λ bᵀ = x̄``; then ``q̄ = λ``,
   ``ā = -λ xᵀ``, ``b̄ = -xᵀ λ``.
 * ``s = sqrtm(a)`` satisfies ``s s = a``, so ``s ds + ds s = da``: ``ds`` is a Sylvester
-  solve with ``(s, s)``, its adjoint one with ``(sᵀ, sᵀ)``.
+  solve with ``(s, s)``, its adjoint one with ``(sᵀ, sᵀ)``. The root is SciPy's: real
+  where it is real, complex for a matrix with a negative eigenvalue or a complex matrix
+  (principal: eigenvalues of ``s`` in the right half plane, ``sqrt(-x) = i sqrt(x)``);
+  the Sylvester equation is uniquely solvable while no eigenvalue of ``a`` is 0.
 * ``expm``'s Fréchet derivative ``L(a, e)`` is the upper right block of
   ``expm([[a, e], [0, a]])`` (the block-triangular identity, Higham's *Functions of
   Matrices*, §3.2); its adjoint is ``L(aᵀ, ē)`` (the integral form
@@ -90,14 +95,30 @@ def _adjoint(x_bar: Any, a: Any, b: Any) -> Any:
     return solve_sylvester(_mT(a), _mT(b), x_bar)
 
 
+def complex_root(a: Any) -> bool:
+    """Whether SciPy's root of the real matrix (or stack) ``a`` is complex: a negative real
+    eigenvalue. (False for a complex ``a``, whose root is complex anyway, and for a traced
+    graph's abstract value.) ``diffkit.scipy.linalg.sqrtm`` then passes ``a + 0j``: the
+    primitive's output dtype follows its input's, as a compiled graph needs."""
+    if getattr(a, "abstract", False) or np.iscomplexobj(a):
+        return False
+    w = np.linalg.eigvals(np.asarray(a, dtype=float))
+    return bool(np.any((w.imag == 0) & (w.real < 0)))
+
+
 def _sqrtm_one(a: np.ndarray) -> np.ndarray:
+    """SciPy's principal root (complex for a complex ``a``); a root that does not square
+    back (a singular matrix with no root, e.g. [[0, 1], [0, 0]]) is refused, and so is a
+    complex root of a real ``a`` (a graph traced for a real root)."""
     s = _scipy_linalg().sqrtm(a)
-    if np.iscomplexobj(s):
-        if np.abs(s.imag).max(initial=0.0) > 1e-12 * np.abs(s).max(initial=1.0):
-            raise DiffkitError("sqrtm: this matrix has negative real eigenvalues, so its "
-                               "principal square root is complex; diffkit differentiates "
-                               "real square roots (of matrices with no eigenvalue <= 0)")
-        s = s.real
+    if not np.allclose(s @ s, a, rtol=1e-8, atol=1e-10 * np.abs(a).max(initial=1.0)):
+        raise DiffkitError("sqrtm: this matrix has no square root (a singular one whose "
+                           "zero eigenvalue is defective); give a matrix with no zero "
+                           "eigenvalue, where the root and its derivative exist")
+    if np.iscomplexobj(s) and not np.iscomplexobj(a):
+        raise DiffkitError("sqrtm: this real matrix has a negative eigenvalue, so its root is "
+                           "complex, but the call was traced for a real root (a compiled "
+                           "graph fixes dtypes); pass a complex matrix, sqrtm(a + 0j)")
     return s
 
 
@@ -107,7 +128,7 @@ sqrtm = Primitive(  # s s = a, s the principal root
     vjp=(lambda s_bar, s, a: solve_sylvester(_mT(s), _mT(s), s_bar),),
     saves=("s",),
     sympy=_refuse("sqrtm"),
-    array_api=lambda xp, a: _peer("sqrtm")(xp, a).real,
+    array_api=_peer("sqrtm"),  # (JAX's root is complex always: its values only)
 )
 
 

@@ -3,8 +3,9 @@ and the matrix functions ``expm``, ``expm_frechet``, ``sqrtm``, ``solve_sylveste
 ``solve_triangular`` (needs SciPy).
 
 * ``expm``: the Fréchet derivative by the block-triangular identity (every order).
-* ``sqrtm``: the principal square root of a matrix with no eigenvalue <= 0 (a real root);
-  its derivative solves ``s ds + ds s = da``.
+* ``sqrtm``: the principal square root, SciPy's: real where it is real, complex for a
+  negative eigenvalue or a complex matrix; its derivative solves ``s ds + ds s = da``
+  (no eigenvalue 0).
 * ``solve_triangular(a, b, lower=False, trans=0, unit_diagonal=False)``: reads one triangle
   of ``a``, as SciPy, so the derivative with respect to the other is zero (as JAX's).
 * ``lstsq``: ``(x, residues, rank, s)`` as SciPy (residues a number for a vector ``b``).
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DiffkitError, ndim, shape
+from ..core import DiffkitError, ndim, primal, shape
 from ..nplib import linalg as _np_linalg
 from ..nplib.base import concatenate, eye, getitem, reshape
 from ..nplib.shaping import take
@@ -47,9 +48,13 @@ def expm_frechet(a: Any, e: Any, method: Any = None, compute_expm: bool = True) 
 
 
 def sqrtm(a: Any, disp: bool = True, blocksize: int = 64) -> Any:
-    """The principal square root (real: no eigenvalue of ``a`` is <= 0)."""
+    """The principal square root, SciPy's (complex where a negative eigenvalue makes it so).
+
+    >>> sqrtm(np.array([[-4.0, 0.0], [0.0, 9.0]])).tolist()
+    [[2j, 0j], [0j, (3+0j)]]
+    """
     _np_linalg._square(a, "sqrtm")
-    return _mf.sqrtm(a)
+    return _mf.sqrtm(a + 0j if _mf.complex_root(primal(a)) else a)
 
 
 def solve_sylvester(a: Any, b: Any, q: Any) -> Any:
