@@ -121,6 +121,8 @@ def check_complex_inputs(leaves: list[Any], transform: str, holomorphic: bool,
     ...
     diffkit.core.DiffkitError: grad with holomorphic=True requires inputs with complex dtype, but got float64.
     """
+    if not (holomorphic or forward):
+        return  # reverse mode of a real function takes real and complex inputs alike
     for v in leaves:
         name = np.dtype(v.dtype if isinstance(v, Box) else np.result_type(v)).name
         if holomorphic and not is_complex(v):

@@ -100,17 +100,22 @@ class ProgramCache:
         self.programs: OrderedDict[Any, Any] = OrderedDict()
         self.hits = self.misses = 0
 
+    def hit(self, key: Any) -> Any:
+        """The program cached under ``key`` (now the most recently used), or None."""
+        prog = self.programs.get(key)
+        if prog is not None:
+            self.hits += 1
+            self.programs.move_to_end(key)
+        return prog
+
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         """The program cached under ``key``, else ``make()``'s, cached."""
-        prog = self.programs.get(key)
+        prog = self.hit(key)
         if prog is None:
             self.misses += 1
             prog = self.programs[key] = make()
             if len(self.programs) > self.size:
                 self.programs.popitem(last=False)
-        else:
-            self.hits += 1
-            self.programs.move_to_end(key)
         return prog
 
     def __len__(self) -> int:

@@ -26,6 +26,14 @@ from ..pytree import flatten, ravel, tree_map
 Argnums = int | Sequence[int]
 
 
+def _first(leaves: list[Any]) -> Any:
+    return leaves[0]
+
+
+def _listed(z: Any) -> list[Any]:
+    return [z]
+
+
 class Args:
     """The differentiated arguments of one call, as one array ``z`` and back."""
 
@@ -41,6 +49,12 @@ class Args:
         if len(set(self.nums)) != len(self.nums):
             raise DiffkitError(f"{transform}: argnums={argnums!r} names an argument twice; "
                                "name each argument once")
+        only = args[self.nums[0]]
+        if len(self.nums) == 1 and type(only) is np.ndarray and only.ndim and \
+                only.dtype.kind in "fc":  # one array, the common call: as below, at once
+            self.whole, self.leaves, self.rebuilds = True, [only], [(1, _first)]
+            self.z, self.unravel = only, _listed
+            return
         self.rebuilds, leaves = [], []
         first = flatten(args[self.nums[0]])[0]
         self.whole = len(self.nums) == 1 and len(first) == 1 and first[0] is args[self.nums[0]]
