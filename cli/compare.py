@@ -154,6 +154,9 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
         lines += [f"{b}: {m}" for b, m in messages]
     lines += [f"{shown(r['backend'])}: {r['graph_passes']}" for r in records
               if r.get("graph_passes")]  # the compiled graph's passes, before → after
+    if any("numba missing" in str(r.get("fusion", "")) for r in records):
+        lines.append("compiled: ran the unfused numpy program: fused kernels need the jit "
+                     "extra (pip install 'diffkit[jit]')")
     ref = result.reference
     how = {"exact gradient": "the exact gradient of the solver's answer (a closed form, or "
                              "forward sensitivities at rtol = atol = 1e-13)",

@@ -262,6 +262,20 @@ def test_without_numba_fuse_says_once_what_is_missing_and_still_works(monkeypatc
     assert not f.program(x).kernel_source
 
 
+def test_compare_says_when_the_compiled_column_ran_without_numba(monkeypatch, capsys):
+    from diffkit_cli.main import main
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # the cells run in forked children
+    try:
+        main(["compare", "rosenbrock", "--backends", "compiled,reverse"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    out = " ".join(capsys.readouterr().out.split())  # (notes wrap at the terminal's width)
+    assert "compiled: ran the unfused numpy program: fused kernels need the jit extra " \
+        "(pip install 'diffkit[jit]')" in out
+    assert "[-215.6, -88]" in out
+
+
 def test_fusion_figure_draws_each_way_and_the_memory_bound_line():
     pytest.importorskip("matplotlib")
     from diffkit.bench.experiments import FUSION_WAYS as WAYS
