@@ -204,12 +204,29 @@ def _copying(e: Eqn) -> bool:
                                   and all(isinstance(a, Var) for a in e.inputs))
 
 
+#: library calls that may hand back a view of their first operand: a kept buffer may be
+#: read through one while the view, in turn, is read only by kernels, copying calls and
+#: such views (the buffer then lives as long as its views are read)
+VIEWING = {"reshape", "transpose", "squeeze", "expand_dims", "getitem", "broadcast_to"}
+
+
+def views(plan: FusionPlan) -> dict[Var, Var]:
+    """Each value a viewing library call makes -> the value it may be a view of, followed
+    back to one that is not a view (``x.T.reshape(...)`` -> ``x``)."""
+    made = {e.out: e.inputs[0] for e in plan.library
+            if e.prim.name in VIEWING and isinstance(e.inputs[0], Var)}
+    for v in list(made):
+        while made[v] in made:
+            made[v] = made[made[v]]
+    return made
+
+
 def held(plan: FusionPlan) -> list[Var]:
     """The arrays the driver writes into buffers it keeps from call to call (allocated
     once per program and thread, shared where their lifetimes do not meet, see
     :func:`share`): those a kernel or a copying library call (:func:`_copying`) writes
-    that only kernels and copying calls read. Never an output: an array handed to the
-    caller is never written again, nor is one a library call might return a view of.
+    that only kernels, copying calls and views of them (:data:`VIEWING`) read. Never an
+    output, nor a view of it: an array handed to the caller is never written again.
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
@@ -218,13 +235,14 @@ def held(plan: FusionPlan) -> list[Var]:
     >>> [str(v.shape) for v in held(fuse(g))]
     ['(4, 2)', '(4, 2)']
     """
-    graph = plan.graph
+    graph, root = plan.graph, views(plan)
     made = {v for k in plan.kernels for v in k.outputs}
     made |= {e.out for e in plan.library if _copying(e)}
     made |= {k.matvec.rows for k in plan.kernels if k.matvec is not None}
-    blocked = {a for a in graph.outputs if isinstance(a, Var)}
-    blocked |= {a for e in plan.library if not _copying(e) for a in e.inputs
-                if isinstance(a, Var)}
+    blocked = {root.get(a, a) for a in graph.outputs if isinstance(a, Var)}
+    blocked |= {root.get(a, a) for e in plan.library
+                if not _copying(e) and e.prim.name not in VIEWING
+                for a in e.inputs if isinstance(a, Var)}
     return [e.out for e in graph.eqns if e.out in made - blocked]
 
 
@@ -244,11 +262,13 @@ def _buffers(values: list[Var], slots: list[int]) -> Callable[[], tuple[np.ndarr
     return buffers
 
 
-def share(values: list[Var], steps: list[tuple[list[Any], list[Var]]]) -> list[int]:
+def share(values: list[Var], steps: list[tuple[list[Any], list[Var]]],
+          root: dict[Var, Var] | None = None) -> list[int]:
     """A buffer slot per value: values of one shape and dtype share a slot when one is
-    last read at a step before the other is written (never within one step: a kernel
-    never writes over what it reads). ``steps`` are (read, written) in program order.
-    A stencil's hundred steps then cycle through a few arrays that stay in the cache.
+    last read (itself or through a view: ``root`` maps a view to its array) at a step
+    before the other is written (never within one step: a kernel never writes over what
+    it reads). ``steps`` are (read, written) in program order. A stencil's hundred steps
+    then cycle through a few arrays that stay in the cache.
 
     >>> from diffkit.compiler.ir import Var
     >>> a, b, c = (Var(n, (4,), np.dtype(np.float64)) for n in (1, 2, 3))
@@ -262,6 +282,7 @@ def share(values: list[Var], steps: list[tuple[list[Any], list[Var]]]) -> list[i
             if v in wanted:
                 first.setdefault(v, i)
         for v in read:
+            v = (root or {}).get(v, v)
             if v in wanted:
                 last[v] = i
     free: dict[tuple, list[int]] = {}
@@ -309,7 +330,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
     steps = [(list(step.inputs), [step.out]) if ir is None else
              (list(ir.atoms), step.outputs + ([step.matvec.rows] if step.matvec else []))
              for step, ir, _ in calls]
-    w.ns["_s"], w.ns["_buffers"] = _scalar, _buffers(kept, share(kept, steps))
+    w.ns["_s"], w.ns["_buffers"] = _scalar, _buffers(kept, share(kept, steps, views(plan)))
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
     if kept:
         lines.append(f"    {', '.join(w.names[v] for v in kept)}, = _buffers()")
