@@ -398,6 +398,22 @@ def test_a_bias_gradient_is_summed_in_the_kernel_on_every_route(monkeypatch):
 
 
 @needs_numba
+def test_an_output_that_is_a_view_of_a_kernels_array_is_never_kept():
+    f = dk.jit(lambda x: (dnp.reshape(dnp.sin(x) * 2.0, (3, 4)),
+                          dnp.sum(dnp.transpose(dnp.reshape(dnp.exp(x) + x, (4, 3))) @
+                                  dnp.ones((4, 2)))))
+    x = np.linspace(-1.0, 1.0, 12)
+    first, total = f(x)
+    kept = f.program(x).fn.__globals__["_buffers"]()
+    assert len(kept) >= 1 and not any(np.shares_memory(first, b) for b in kept)
+    again = first.copy()
+    f(x + 1.0)
+    np.testing.assert_array_equal(first, again)  # not written over by the next call
+    np.testing.assert_array_equal(first, np.reshape(np.sin(x) * 2.0, (3, 4)))
+    assert total == pytest.approx(2.0 * np.sum(np.exp(x) + x), rel=1e-14)
+
+
+@needs_numba
 def test_a_stencils_steps_cycle_through_a_few_kept_buffers():
     """Thirty steps of the heat equation, a kernel and a concatenation each way: the
     arrays whose lifetimes do not meet share buffers; the gradient is 2 (Aᵀ)ˢ Aˢ u
