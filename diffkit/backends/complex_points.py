@@ -19,8 +19,8 @@ derivatives follow from them with no further choice:
 >>> f = lambda z: np.real(z * np.conj(z))                       # |z|^2
 >>> jac = np.array([[[[6.0]], [[8.0]]], [[[0.0]], [[0.0]]]])      # d[Re f, Im f]/d[x, y]
 >>> A, B = directions(jac, (), z.shape)
->>> jacobian(A, B)                                                # 2 conj(z)
-array([6.-8.j])
+>>> jacobian(A, B)                                     # 2 conj(z): one output, one input
+array([[6.-8.j]])
 """
 
 from __future__ import annotations

@@ -304,8 +304,8 @@ def evaluate_at(expr: Any, point: dict, dps: int) -> float:
         return float("-inf") if value == -sp.oo else float("inf")
     if value.has(sp.zoo, sp.nan) or not value.is_number:
         return float("nan")
-    re, im = value.as_real_imag()
-    return float(re) if im == 0 else float("nan")  # (not a real number: NaN, as numpy)
+    re, im = value.as_real_imag()  # not a real number: NaN, as numpy (rounding's im aside)
+    return float(re) if abs(im) <= 10.0 ** (5 - dps) * max(1, abs(re)) else float("nan")
 
 
 def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
