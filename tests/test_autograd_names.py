@@ -2,8 +2,9 @@
 ``scipy.signal.convolve`` with autograd's ``axes``/``dot_axes`` (SciPy's 1-D convolutions
 and ``numpy.tensordot``), ``scipy.special.gammasgn`` (SciPy), ``scipy.linalg.solve_banded``
 (SciPy, and the closed form of the derivative of a solve), ``scipy.integrate.odeint``
-(SciPy's LSODA and the closed form of a linear ODE), ``append`` of lists holding values
-being differentiated, and ``np.int64`` of one (an index: no derivative).
+(SciPy's LSODA and the closed form of a linear ODE), ``multivariate_normal`` with a singular
+``cov`` (SciPy), ``append`` of lists holding values being differentiated, and ``np.int64``
+of one (an index: no derivative).
 """
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ import scipy.integrate
 import scipy.linalg
 import scipy.signal
 import scipy.special
+import scipy.stats
 from conftest import assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.scipy import integrate, linalg, signal, special
+from diffkit.scipy import integrate, linalg, signal, special, stats
 
 R = np.random.default_rng(7)
 
@@ -128,3 +130,20 @@ def test_an_integer_cast_is_an_index_without_derivative() -> None:
     assert_close(g, np.array([[0.0, 6.0, 0.0], [0.0, 10.0, 0.0]]), rtol=0)
     with pytest.raises(TypeError, match="drop its derivative"):
         dk.grad(lambda w: np.asarray(w, dtype=float).sum())(w)
+
+
+def test_multivariate_normal_with_a_singular_cov_matches_scipy() -> None:
+    cov = np.diag([2.0, 0.5, 0.0, 0.0])
+    cov[0, 1] = cov[1, 0] = 0.3
+    mean = np.array([0.1, -0.2, 0.3, 0.0])
+    xs = np.array([[1.0, 0.5, 0.3, 0.0], [0.2, 0.1, 0.3, 0.0], [1.0, 0.5, 0.3, 1.0]])  # last: off
+    got = stats.multivariate_normal.logpdf(xs, mean, cov, allow_singular=True)
+    assert_close(np.nan_to_num(got, neginf=-9.0), np.nan_to_num(
+        scipy.stats.multivariate_normal.logpdf(xs, mean, cov, allow_singular=True), neginf=-9.0),
+        rtol=1e-13)
+    g = dk.grad(lambda m: stats.multivariate_normal.logpdf(xs[0], m, cov, allow_singular=True))(
+        mean)
+    assert_close(g, np.linalg.pinv(cov) @ (xs[0] - mean), rtol=1e-12)   # d/dmean: pinv diff
+    with pytest.raises(dk.DiffkitError, match="singular cov is a constant"):
+        dk.grad(lambda c: stats.multivariate_normal.logpdf(xs[0], mean, c,
+                                                           allow_singular=True))(cov)
