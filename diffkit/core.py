@@ -305,10 +305,6 @@ class Box:
         return self.value
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if dtype is not None and np.dtype(dtype).kind in "biu" and not (self.batched or
-                                                                       self.abstract):
-            return np.asarray(primal(self), dtype=dtype)  # np.int64(x): integers have no
-            #                                               derivative, so none is dropped
         raise TypeError(
             "this numpy call would convert a value being differentiated to a plain "
             "array and drop its derivative: use the diffkit.numpy function instead "

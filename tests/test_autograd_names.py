@@ -3,8 +3,7 @@
 and ``numpy.tensordot``), ``scipy.special.gammasgn`` (SciPy), ``scipy.linalg.solve_banded``
 (SciPy, and the closed form of the derivative of a solve), ``scipy.integrate.odeint``
 (SciPy's LSODA and the closed form of a linear ODE), ``multivariate_normal`` with a singular
-``cov`` (SciPy), ``append`` of lists holding values being differentiated, and ``np.int64``
-of one (an index: no derivative).
+``cov`` (SciPy), and ``append`` of lists holding values being differentiated.
 """
 from __future__ import annotations
 
@@ -122,14 +121,6 @@ def test_append_takes_lists_holding_values_being_differentiated() -> None:
     expected = (2 * a + 8 * a + 2 * a, 2 * b + 4 * b ** 3)
     assert_close(np.array(dk.grad(f, argnums=(0, 1))(a, b)), np.array(expected), rtol=1e-14)
     assert_close(dnp.append([1.0, 2.0], 3.0), np.append([1.0, 2.0], 3.0), rtol=0)
-
-
-def test_an_integer_cast_is_an_index_without_derivative() -> None:
-    w = np.array([[1.0, 3.0, 1.2], [2.0, 5.0, 0.4]])
-    g = dk.grad(lambda w: dnp.sum(w[np.int64(w[:, -1]), 1] ** 2))(w)  # rows 1 and 0
-    assert_close(g, np.array([[0.0, 6.0, 0.0], [0.0, 10.0, 0.0]]), rtol=0)
-    with pytest.raises(TypeError, match="drop its derivative"):
-        dk.grad(lambda w: np.asarray(w, dtype=float).sum())(w)
 
 
 def test_multivariate_normal_with_a_singular_cov_matches_scipy() -> None:
