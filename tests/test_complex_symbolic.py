@@ -3,9 +3,9 @@
 A complex point ``z = x + iy`` is traced as the real symbols of its parts; SymPy's partial
 derivatives along ``x`` and ``y`` are combined as JAX does (``df/dx - i df/dy`` for a real
 f, ``f'(z)`` for a holomorphic one, the transpose of the real-linear JVP for ``vjp``).
-Central differences take the same two directions. Where SymPy cannot decide (``sign`` of
-a complex value, a comparison of complex values, the Hessian) the answer is NotApplicable,
-one line.
+Central differences take the same two directions. Where SymPy cannot
+decide (``sign`` of a complex value, a comparison of complex values) the answer is
+NotApplicable, one line.
 """
 from __future__ import annotations
 
@@ -104,11 +104,19 @@ def test_symbolic_says_not_applicable_where_sympy_cannot_decide(fun: Callable,
     assert "\n" not in str(info.value)
 
 
-def test_complex_hessians_are_not_applicable_in_symbolic_and_numeric() -> None:
-    for backend in ["symbolic", "numeric"]:
-        with pytest.raises(dk.NotApplicable, match="complex input") as info:
-            dk.hessian(lambda z: dnp.sum(dnp.sin(z)), backend=backend, holomorphic=True)(Z)
-        assert "\n" not in str(info.value)
+def test_holomorphic_hessian_matches_jax() -> None:
+    """f'' of a holomorphic f is d2f/dx2: SymPy's (or central differences') second
+    derivatives of Re f and Im f along the real parts."""
+    f = HOLO["z^3 sin z"]
+    expected = np.asarray(jax.hessian(lambda z: f(jnp, z), holomorphic=True)(jnp.asarray(Z)))
+    got = dk.hessian(lambda z: f(dnp, z), backend="symbolic", holomorphic=True)(Z)
+    assert_close(got, expected, rtol=1e-12)
+    g = HOLO["log cosh"]                                       # entries off the diagonal too
+    expected = np.asarray(jax.hessian(lambda z: g(jnp, z), holomorphic=True)(jnp.asarray(Z)))
+    assert_close(dk.hessian(lambda z: g(dnp, z), backend="symbolic", holomorphic=True)(Z),
+                 expected, rtol=1e-12)
+    assert_close(dk.hessian(lambda z: g(dnp, z), backend="numeric", holomorphic=True)(Z),
+                 expected, rtol=1e-5)
 
 
 def test_symbolic_real_points_are_unchanged() -> None:

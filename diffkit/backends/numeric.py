@@ -93,9 +93,12 @@ class NumericBackend(Backend):
                 "(numeric[method=central]) or AD")
 
     def hessian(self, fun: Callable, x: Any) -> Any:
-        if np.iscomplexobj(x):
-            raise NotApplicable("the numeric Hessian takes real inputs; for a complex input use "
-                                "AD (dk.hessian(f, holomorphic=True), or jvp of grad)")
+        if np.iscomplexobj(x):  # holomorphic f (the transform sees to it): f'' = d2f/dx2
+            self._real_step_only()
+            y = np.imag(x)
+            re, im = (self._run(fd.hessian, lambda r, part=part: part(fun(r + 1j * y)), np.real(x))
+                      for part in (np.real, np.imag))
+            return re + 1j * im
         return self._run(fd.hessian, fun, x)
 
     def derivative(self, fun: Callable, x: Any) -> Any:

@@ -21,6 +21,9 @@ from . import Backend
 from . import complex_points as cp
 
 
+PART = {"hessian of Re f": 0, "hessian of Im f": 1}  # at a complex point
+
+
 class SymbolicBackend(Backend):
     """SymPy: exact derivatives of the closed form, compiled to numpy once per shape."""
 
@@ -37,10 +40,13 @@ class SymbolicBackend(Backend):
         ``fun`` on the real and imaginary parts (:func:`complex_points.on_parts`)."""
         per_fun = self._cache.setdefault(fun, {})
         key = (shape(x), kind, np.iscomplexobj(x))
-        if key not in per_fun:
-            per_fun[key] = (closed_form(cp.on_parts(fun, dnp), cp.as_parts(x), "jacobian",
-                                        complex_parts=True, **self.options) if np.iscomplexobj(x)
-                            else closed_form(fun, x, kind, **self.options))
+        if key not in per_fun and np.iscomplexobj(x):  # kind: jacobian, or hessian of Re/Im f
+            on_parts = cp.on_parts(fun, dnp)
+            traced = on_parts if kind == "jacobian" else (lambda p: on_parts(p)[PART[kind]])
+            per_fun[key] = closed_form(traced, cp.as_parts(x), kind.split()[0],
+                                       complex_parts=True, **self.options)
+        elif key not in per_fun:
+            per_fun[key] = closed_form(fun, x, kind, **self.options)
         self.last = per_fun[key]
         return self.last
 
@@ -80,10 +86,11 @@ class SymbolicBackend(Backend):
         return y, lambda y_bar: cp.vjp(A, B, y_bar).reshape(np.shape(x))
 
     def hessian(self, fun: Callable, x: Any) -> Any:
-        if np.iscomplexobj(x):
-            raise NotApplicable("the symbolic Hessian is built over real points; for a complex "
-                                "input use dk.hessian(f, holomorphic=True) with the forward or "
-                                "reverse backend")
+        if np.iscomplexobj(x):  # holomorphic f (the transform sees to it): f'' = d2f/dx2
+            n, parts = np.size(x), cp.as_parts(x)
+            re, im = (self.derivation(fun, x, kind)(parts)[1].reshape(2, n, 2, n)[0, :, 0]
+                      for kind in PART)
+            return (re + 1j * im).reshape(shape(x) + shape(x))
         return self.derivation(fun, x, "hessian")(x)[1]
 
     def derivative(self, fun: Callable, x: Any) -> Any:
