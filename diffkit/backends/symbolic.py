@@ -1,9 +1,15 @@
 """The symbolic backend: SymPy's exact derivative of the closed form, compiled once per shape
 (:mod:`diffkit.interpreters.symbolic`).
 
+At a complex point ``z = x + iy`` the closed form is of the real symbols of ``x`` and ``y``;
+its derivatives along both are combined as JAX does (:mod:`.complex_points`). Where SymPy
+cannot decide (``sign`` of a complex value, comparing complex values) it is NotApplicable.
+
 >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
 >>> dk.backend("symbolic").derivative(dnp.sin, np.zeros(2))
 array([1., 1.])
+>>> complex(dk.grad(lambda z: dnp.abs(z) ** 2, backend="symbolic")(3 + 4j))  # 2 conj(z)
+(6-8j)
 """
 
 from __future__ import annotations
