@@ -417,7 +417,7 @@ def _tidy(e: Any, simplify: bool) -> Any:
     e = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero).replace(
         lambda a: isinstance(a, sp.Derivative) and isinstance(a.expr, sp.sign)
         and not a.expr.has(sp.I), lambda a: sp.S.Zero)
-    undecided = next(iter(e.atoms(sp.Derivative)), None)
+    undecided = next((d for d in e.atoms(sp.Derivative) if d.expr.has(sp.I)), None)
     if undecided is not None:  # sign(x + I*y), floor of a complex value: no rule in SymPy
         raise NotApplicable(f"SymPy cannot differentiate {undecided.expr} (not holomorphic, "
                             "and no rule in its real and imaginary parts); use the forward, "
