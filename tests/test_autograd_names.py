@@ -18,7 +18,8 @@ from conftest import assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from diffkit.scipy import integrate, linalg, signal, special, stats
+from diffkit.scipy import linalg, signal, special, stats
+from diffkit.transforms import scipy_odeint as integrate
 
 R = np.random.default_rng(7)
 

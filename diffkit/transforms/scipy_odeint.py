@@ -1,5 +1,7 @@
-"""``diffkit.scipy.integrate``: SciPy's ``odeint`` signature over :func:`diffkit.odeint`, so
-the solution is differentiable in ``y0``, ``t`` and ``args`` by every way that one offers.
+"""SciPy's ``odeint`` signature over :func:`diffkit.odeint` (``scipy.integrate.odeint`` for
+code written against SciPy, as autograd's ``autograd.scipy.integrate``), so the solution is
+differentiable in ``y0``, ``t`` and ``args`` by every way that one offers. (It sits with
+the transforms: ``diffkit.scipy`` is a layer below them.)
 
 SciPy's LSODA switches to a stiff method by itself; :func:`diffkit.odeint` integrates with
 Dormand–Prince 5(4) at SciPy's tolerances and refuses a stiff problem in one line.
@@ -20,7 +22,7 @@ import numpy as np
 
 from ..core import DiffkitError
 from ..nplib.base import reshape
-from ..transforms.odeint import odeint as _odeint
+from .odeint import odeint as _odeint
 
 
 def odeint(func: Callable[..., Any], y0: Any, t: Any, args: tuple = (), Dfun: Any = None,
