@@ -210,15 +210,17 @@ def _solver_ways(func: str, solver: str, fmt: str, output: str | None) -> None:
 
 
 def _numbers(v: Any, first: int = 2) -> str:
-    """A derivative in short: 0.5403, or its first entries [-215.6, 792, …]."""
+    """A derivative in short: 0.5403, 6-8j, or its first entries [-215.6, 792, …]."""
     import numpy as np
+
+    from diffkit.bench.verdict import numbers
 
     if v is None:
         return "—"
-    a = np.asarray(v, dtype=float).ravel()
+    a = numbers(v).ravel()
     if np.ndim(v) == 0:
-        return f"{float(a[0]):.4g}"
-    shown_ = ", ".join(f"{x:.4g}" for x in a[:first])
+        return f"{a[0].item():.4g}"
+    shown_ = ", ".join(f"{x.item():.4g}" for x in a[:first])
     return f"[{shown_}{', …' if a.size > first else ''}]"
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..core import NotApplicable
+from . import complex_points as cp
 from . import finite_diff as fd
 from . import Backend
 
@@ -72,15 +73,17 @@ class NumericBackend(Backend):
 
     def _complex_jacobian(self, fun: Callable, x: Any) -> Any:
         """Differences in the real and the imaginary direction of every entry, combined
-        as JAX does: ``df/dx - i df/dy`` for a real f (its gradient), ``df/dx`` for a
-        holomorphic (complex) f."""
+        as JAX does (:mod:`~diffkit.backends.complex_points`): ``df/dx - i df/dy`` for a
+        real f (its gradient), ``df/dx`` for a holomorphic (complex) f."""
+        y, A, B = self._directions(fun, x)
+        return cp.jacobian(A, B).reshape(y.shape + np.shape(x))
+
+    def _directions(self, fun: Callable, x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(f(x), A, B)``: differences along the real and the imaginary direction."""
         self._real_step_only()
         y = np.asarray(fun(x))
-        parts = np.stack([np.real(x), np.imag(x)])
-        J = self._run(fd.jacobian, lambda p: _stacked(fun(p[0] + 1j * p[1])), parts,
-                      batched=False).reshape(2, y.size, 2, np.size(x))
-        out = J[0, :, 0] + 1j * J[1, :, 0] if np.iscomplexobj(y) else J[0, :, 0] - 1j * J[0, :, 1]
-        return out.reshape(y.shape + np.shape(x))
+        J = self._run(fd.jacobian, cp.on_parts(fun), cp.as_parts(x), batched=False)
+        return (y, *cp.directions(J, y.shape, np.shape(x)))
 
     def _real_step_only(self) -> None:
         if self.options["method"] == "complex":
@@ -90,9 +93,12 @@ class NumericBackend(Backend):
                 "(numeric[method=central]) or AD")
 
     def hessian(self, fun: Callable, x: Any) -> Any:
-        if np.iscomplexobj(x):
-            raise NotApplicable("the numeric Hessian takes real inputs; for a complex input use "
-                                "AD (dk.hessian(f, holomorphic=True), or jvp of grad)")
+        if np.iscomplexobj(x):  # holomorphic f (the transform sees to it): f'' = d2f/dx2
+            self._real_step_only()
+            y = np.imag(x)
+            re, im = (self._run(fd.hessian, lambda r, part=part: part(fun(r + 1j * y)), np.real(x))
+                      for part in (np.real, np.imag))
+            return re + 1j * im
         return self._run(fd.hessian, fun, x)
 
     def derivative(self, fun: Callable, x: Any) -> Any:
@@ -105,17 +111,19 @@ class NumericBackend(Backend):
             return y, self._run(fd.jacobian, lambda t: fun(x + t * x_dot), np.float64(0.0),
                                 batched=False)
         self._real_step_only() if np.iscomplexobj(x) else None
-        along = self._run(fd.jacobian, lambda t: _stacked(fun(x + t * x_dot)), np.float64(0.0),
+        along = self._run(fd.jacobian, lambda t: cp.as_parts(fun(x + t * x_dot)), np.float64(0.0),
                           batched=False)
         return y, along[0] + 1j * along[1] if np.iscomplexobj(y) else along[0]
+
+    def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
+        """From the whole Jacobian; of a complex input, from the differences along both
+        directions of every entry (the transpose of the real-linear JVP)."""
+        if not np.iscomplexobj(x):
+            return super().vjp(fun, x)
+        y, A, B = self._directions(fun, x)
+        return y, lambda y_bar: cp.vjp(A, B, y_bar).reshape(np.shape(x))
 
     def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
         last = self.last
         return {} if last is None else {"fevals": int(last.fevals), "step": last.step}
 
-
-def _stacked(y: Any) -> np.ndarray:
-    """A (maybe complex) value as its real and imaginary parts, stacked: real numbers to
-    difference."""
-    y = np.asarray(y)
-    return np.stack([np.real(y), np.imag(y)])

@@ -227,6 +227,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
         if kind is None:
             return row_of(be, {"status": probe["status"],
                                "message": f"the function itself failed: {probe.get('message')}"})
+        if ref.get("not_applicable"):
+            return row_of(be, {"status": "n/a", "message": ref["not_applicable"]})
         return row_of(be, measure_cell(task(be), target, explain))
 
     def keep(row: dict[str, Any]) -> None:
@@ -264,7 +266,7 @@ def _probe(target: Target) -> dict[str, Any]:
 def _key(record: dict[str, Any]) -> tuple:
     """What identifies a cell in a results file: function, backend, size, depth, point."""
     return (record.get("function"), record.get("backend"), record.get("n"),
-            record.get("depth"), json.dumps(record.get("x")))
+            record.get("depth"), json.dumps(record.get("x"), default=str))  # (complex: text)
 
 
 def _as_sentence(ref: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -279,12 +281,16 @@ def _as_sentence(ref: dict[str, Any], timeout: float) -> dict[str, Any]:
 
 
 def _reference(target: Target) -> dict[str, Any]:
-    from .reference import reference  # sympy and mpmath: loaded when a reference is made
+    from .reference import NotHolomorphic, complex_reference, reference  # sympy, mpmath
 
     exact = exact_gradient(target.name, target.x) if target.name in PROBLEMS else None
     if exact is not None:  # a solver: no closed form to run on symbols, but a known gradient
         return {"method": "exact gradient", "value": np.asarray(target.f(target.x)).tolist(),
                 "derivative": np.asarray(exact).tolist()}
-    r = reference(target.f, target.x, target.kind)
+    try:
+        r = complex_reference(target.f, target.x) if np.iscomplexobj(target.x) else \
+            reference(target.f, target.x, target.kind)
+    except NotHolomorphic as exc:  # no derivative to measure: every cell says so
+        return {"method": None, "message": f"no reference ({exc})", "not_applicable": str(exc)}
     return {"method": r.method, "value": np.asarray(r.value).tolist(),
             "derivative": np.asarray(r.derivative).tolist(), "kink": r.kink}

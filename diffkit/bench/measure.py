@@ -34,6 +34,7 @@ from .. import transforms
 from ..backends import Backend
 from ..core import primal
 from .probes import peak_bytes, timed
+from .verdict import numbers
 
 TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
               "jacobian": transforms.jacobian}
@@ -41,7 +42,7 @@ TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
 
 def error_against(d: Any, ref: Any) -> tuple[float, str]:
     """The error of ``d`` against ``ref`` and the rule used (see module docstring)."""
-    d, ref = np.asarray(d, dtype=float), np.asarray(ref, dtype=float)
+    d, ref = numbers(d), numbers(ref)
     if d.shape != ref.shape:
         return float("nan"), f"shape {d.shape} differs from the reference's {ref.shape}"
     scale = float(np.max(np.abs(ref))) if ref.size else 0.0
@@ -54,11 +55,11 @@ def error_against(d: Any, ref: Any) -> tuple[float, str]:
 def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
             repeat: int = 5) -> dict[str, Any]:
     """Everything the harness records for one (function, backend) cell."""
-    diff = TRANSFORMS[kind](f, backend=backend)
+    value = f(x)
+    diff = TRANSFORMS[kind](f, backend=backend, **holomorphic(x, value))
     start = time.perf_counter()
     d = diff(x)
     first_call = time.perf_counter() - start
-    value = f(x)
     rec: dict[str, Any] = {"value": _jsonable(value), "derivative": _jsonable(d)}
     if ref is not None:
         rec["error"], rec["error_rule"] = error_against(d, ref)
@@ -71,6 +72,12 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec.update({k: _jsonable(v) for k, v in backend.stats(f, x).items()})
     rec["first_call_s"] = first_call
     return rec
+
+
+def holomorphic(x: Any, value: Any) -> dict[str, bool]:
+    """``holomorphic=True`` for a complex output of a complex point (its derivative is
+    ``f'(z)``, as JAX's); nothing otherwise (a real f of z has JAX's gradient)."""
+    return {"holomorphic": True} if np.iscomplexobj(x) and np.iscomplexobj(primal(value)) else {}
 
 
 def _jsonable(v: Any) -> Any:

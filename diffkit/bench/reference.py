@@ -110,3 +110,34 @@ def reference(fun: Callable, x: Any, kind: str = "grad", dps: int = 40) -> Refer
         deriv = np.where(np.broadcast_to(rows, deriv.shape), np.nan, deriv)
     return Reference(value[()] if value.ndim == 0 else value,
                      deriv[()] if deriv.ndim == 0 else deriv, method, dps, where)
+
+
+class NotHolomorphic(NotApplicable):
+    """A complex output of a complex point with no complex derivative there."""
+
+
+def complex_reference(fun: Callable, z: Any, dps: int = 40) -> Reference:
+    """The reference at a complex point: :func:`reference` of f on the real and imaginary
+    parts (:mod:`~diffkit.backends.complex_points`), combined as JAX does (``df/dx - i
+    df/dy`` for a real f; ``f'(z)`` for a complex one, which must be holomorphic there).
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> complex_reference(lambda z: dnp.abs(z) ** 2, np.complex128(3 + 4j)).derivative
+    np.complex128(6-8j)
+    """
+    from .. import numpy as dnp
+    from ..backends import complex_points as cp
+
+    z = np.asarray(z, dtype=complex)
+    r = reference(cp.on_parts(fun, dnp), cp.as_parts(z), "jacobian", dps)
+    parts = np.asarray(r.value)
+    complex_out = np.iscomplexobj(np.asarray(fun(z)))  # f's dtype decides, as numpy's
+    value = parts[0] + 1j * parts[1] if complex_out else parts[0]
+    A, B = cp.directions(r.derivative, np.shape(value), z.shape)
+    scale = max(1.0, float(np.max(np.abs(A), initial=0.0)))
+    if complex_out and not np.allclose(B, 1j * A, rtol=0, atol=1e-12 * scale):
+        raise NotHolomorphic("f has a complex output and is not holomorphic at this point "
+                            "(df/dy is not i df/dx): it has no complex derivative; compare a "
+                            "real function of it (abs, real), or use dk.jvp")
+    d = cp.jacobian(A, B).reshape(np.shape(value) + z.shape)  # a gradient, or a Jacobian
+    return Reference(value[()], d[()] if d.ndim == 0 else d, r.method, dps, r.kink)

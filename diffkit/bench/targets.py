@@ -39,8 +39,29 @@ class Target:
     closed_form: bool | None = None
 
 
+def as_point(x: Any) -> np.ndarray:
+    """A point as float64, or complex128 when it holds a complex number.
+
+    >>> as_point([1, 2j]).dtype, as_point(1).dtype
+    (dtype('complex128'), dtype('float64'))
+    """
+    return np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
+
+
+def _number(text: str) -> float | complex:
+    """``"0.5"`` as a float, ``"1+2j"`` as a complex number."""
+    try:
+        return float(text)
+    except ValueError:
+        return complex(text.replace(" ", ""))
+
+
 def parse_at(text: str) -> dict[str, Any]:
-    """``"x1=0.5,x2=2"`` or ``"x=[1,2,3]"`` to a dict of floats / float arrays."""
+    """``"x1=0.5,x2=2"``, ``"x=[1,2,3]"`` or ``"z=1+2j"`` to a dict of numbers / arrays.
+
+    >>> parse_at("z=[1+2j, 0.5]")["z"]
+    array([1. +2.j, 0.5+0.j])
+    """
     out: dict[str, Any] = {}
     for part in re.split(r",(?![^\[]*\])", text):
         name, eq, value = part.partition("=")
@@ -50,12 +71,12 @@ def parse_at(text: str) -> dict[str, Any]:
                                "x=0.5 or x1=1,x2=2 or x=[1,2,3]")
         try:
             if value.startswith("["):
-                out[name] = np.array([float(v) for v in value.strip("[]").split(",")])
+                out[name] = as_point([_number(v) for v in value.strip("[]").split(",")])
             else:
-                out[name] = float(value)
+                out[name] = _number(value)
         except ValueError:
             raise DiffkitError(f"bad --at value for {name}: {value!r} is not a number "
-                               "(or a [list] of numbers)") from None
+                               "(or a [list] of numbers; complex ones as 1+2j)") from None
     return out
 
 
@@ -72,8 +93,8 @@ def kind_for(x: Any, out: Any) -> str:
         shown = repr(out) if len(repr(out)) <= 40 else repr(out)[:37] + "..."
         raise DiffkitError(f"the function returned a {type(out).__name__} ({shown}), not "
                            "numbers: return a number or an array of numbers")
-    if np.ndim(out) == 0:
-        return "derivative" if np.ndim(x) == 0 else "grad"
+    if np.ndim(out) == 0:  # (of a complex z: the gradient, df/dx - i df/dy, not df/dx)
+        return "derivative" if np.ndim(x) == 0 and not np.iscomplexobj(x) else "grad"
     return "jacobian"
 
 
@@ -124,16 +145,11 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
     if callable(spec):
         if x is None:
             raise DiffkitError("give the point to differentiate at, e.g. compare(f, 0.5)")
-        if np.iscomplexobj(x):
-            raise DiffkitError("compare measures against a closed-form reference of real "
-                               "points; for a complex point call dk.grad(f, backend=...) per "
-                               "backend (docs/complex.md shows the backends side by side)")
-        x = np.asarray(x, dtype=float)
-        return Target(getattr(spec, "__name__", "f"), spec, x, None)
+        return Target(getattr(spec, "__name__", "f"), spec, as_point(x), None)
     if spec in catalog.names():
         entry = catalog.get(spec)
         f, default = entry.make(n=n, depth=depth)
-        x0 = np.asarray(_point(at, default, spec) if x is None else x, dtype=float)
+        x0 = as_point(_point(at, default, spec) if x is None else x)
         if np.ndim(default) and not x0.ndim:
             raise DiffkitError(f"{spec} takes a vector x ({np.size(default)} values by default; "
                                f"--dim sets n): give --at x=[v1,v2,...], not one number")
@@ -142,7 +158,7 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
         raise DiffkitError("--dim and --depth apply to catalog functions only")
     if re.fullmatch(r"[\w./\\-]+\.py:\w+|[\w.]+:\w+", spec):
         fn = _load(spec)
-        x0 = np.asarray(_point(at, 1.0, spec) if x is None else x, dtype=float)
+        x0 = as_point(_point(at, 1.0, spec) if x is None else x)
         return Target(spec, fn, x0, None)
     if spec.strip().endswith(".py"):
         raise DiffkitError(f"{spec.strip()} is a file: name the function in it too, "
@@ -163,12 +179,14 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
     if missing:
         raise DiffkitError(f"missing value for {', '.join(missing)}: give --at "
                            + ",".join(f"{v}=..." for v in names))
-    point = [float(values.get(v, 1.0)) for v in names]
-    if len(names) <= 1:
+    point = [values.get(v, 1.0) for v in names]
+    if any(np.ndim(v) for v in point):
+        raise DiffkitError("a formula's variables are numbers: give --at x1=0.5,x2=2")
+    if len(names) <= 1 and not np.iscomplexobj(point):  # (a complex z: grad, not df/dx)
         return Target(spec, formula if names else (lambda x: formula() + 0 * x),
                       np.float64(point[0] if point else 1.0), "derivative", True)
     return Target(spec, lambda v: formula(*(v[i] for i in range(len(names)))),
-                  np.array(point), "grad", True)
+                  as_point(point), "grad", True)
 
 
 def tanh_ax(m: int, n: int) -> Target:

@@ -35,28 +35,38 @@ NEEDS = {"log": "x > 0", "log1p": "x > -1", "sqrt": "x ≥ 0", "arcsin": "-1 ≤
 PASSING = ("ok", "n/a")  # statuses that are not failures (the CLI exits 0 only with these)
 
 
+def numbers(values: Any) -> np.ndarray:
+    """``values`` as a float array, or a complex one when any is complex.
+
+    >>> numbers([1, 2j]).dtype
+    dtype('complex128')
+    """
+    a = np.asarray(values)
+    return a.astype(complex if np.iscomplexobj(a) else float)
+
+
 def point_text(x: Any, limit: int = 4) -> str:
     """A short display of a point: ``-1``, ``[1, 2, 3]`` or ``[1, 2, 3, 4, …] (n = 1000)``.
 
-    >>> point_text(np.arange(6.0))
-    '[0, 1, 2, 3, …] (n = 6)'
+    >>> point_text(np.arange(6.0)), point_text(1 + 2j)
+    ('[0, 1, 2, 3, …] (n = 6)', '1+2j')
     """
-    a = np.asarray(x, dtype=float)
+    a = numbers(x)
     if a.ndim == 0:
-        return f"{float(a):.6g}"
+        return f"{a.item():.6g}"
     flat = [f"{v:.6g}" for v in a.ravel()[:limit]]
     more = ", …" if a.size > limit else ""
     size = f" (n = {a.size})" if a.size > limit else ""
     return f"[{', '.join(flat)}{more}]{size}"
 
 
-def _first_bad(values: Any) -> tuple[int, float] | None:
+def _first_bad(values: Any) -> tuple[int, float | complex] | None:
     """(index, value) of the first entry that is not finite; None (no values: None too)."""
     if values is None:  # e.g. no reference: nothing to judge, not a NaN
         return None
-    a = np.asarray(values, dtype=float).ravel()
+    a = numbers(values).ravel()
     bad = np.flatnonzero(~np.isfinite(a))
-    return (int(bad[0]), float(a[bad[0]])) if bad.size else None
+    return (int(bad[0]), a[bad[0]].item()) if bad.size else None
 
 
 def _operand(token: str, by_var: dict[str, dict], k: int) -> str:

@@ -75,6 +75,14 @@ class Sym(Box):
     def __repr__(self) -> str:
         return f"Sym({self.value!r})"
 
+    def complex_valued(self) -> bool:
+        """Whether this formula holds complex values: it involves ``I`` (traced at a
+        complex point, :mod:`diffkit.backends.complex_points`) and SymPy cannot tell
+        that it is real (|z|, re(z) are; z*conj(z) stays complex, as numpy's dtype)."""
+        return any(isinstance(e, complex) or (isinstance(e, sp.Basic) and e.has(sp.I)
+                                              and e.is_extended_real is not True)
+                   for e in np.ravel(np.asarray(self.value, dtype=object)))
+
 
 def _objects(v: Any) -> Any:
     """Numbers as exact-enough Python/sympy objects, arrays as object arrays."""
@@ -138,6 +146,10 @@ def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol
         try:
             y = fun(Sym(interp, xs))
         except TypeError as exc:
+            if "non-real" in str(exc):
+                raise NotApplicable(
+                    "the symbolic backend cannot decide a comparison of complex values "
+                    f"({exc}); use the forward, reverse or numeric backend") from None
             if "truth value" in str(exc) or "Relational" in str(exc):
                 raise NotApplicable(
                     "the symbolic backend needs a closed form, but this function branches on "
@@ -292,8 +304,8 @@ def evaluate_at(expr: Any, point: dict, dps: int) -> float:
         return float("-inf") if value == -sp.oo else float("inf")
     if value.has(sp.zoo, sp.nan) or not value.is_number:
         return float("nan")
-    re, im = value.as_real_imag()
-    return float(re) if im == 0 else float("nan")  # (not a real number: NaN, as numpy)
+    re, im = value.as_real_imag()  # not a real number: NaN, as numpy (rounding's im aside)
+    return float(re) if abs(im) <= 10.0 ** (5 - dps) * max(1, abs(re)) else float("nan")
 
 
 def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
@@ -301,7 +313,7 @@ def _fill(values: list[Any], s: tuple[int, ...], like: np.ndarray) -> Any:
     out = np.empty(like.shape + s)
     flat = out.reshape(like.shape + (math.prod(s),))
     for k, v in enumerate(values):
-        flat[..., k] = v
+        flat[..., k] = np.real(v)  # real formulas of a complex point: rounding's imaginary part
     return out[()] if out.ndim == 0 else out
 
 
@@ -349,8 +361,13 @@ def partials(e: Any, syms: list[sp.Symbol]) -> list[Any]:
 
 
 def closed_form(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
-           simplify: bool = False) -> Derivation:
-    """``fun`` to SymPy at the shape of ``x``, differentiated, compiled; timed as ``setup_s``."""
+           simplify: bool = False, complex_parts: bool = False) -> Derivation:
+    """``fun`` to SymPy at the shape of ``x``, differentiated, compiled; timed as ``setup_s``.
+
+    ``complex_parts``: ``x`` holds the real and imaginary parts of a complex point
+    (:mod:`diffkit.backends.complex_points`), so ``I`` inside is a value, not numpy's NaN
+    of a branch left unselected, and a comparison of complex values is not applicable.
+    """
     start = time.perf_counter()
     syms, f = to_sympy(fun, x)
     if any(isinstance(e, Boolean) and not isinstance(e, sp.Expr)
@@ -360,10 +377,12 @@ def closed_form(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
     if kind in ("derivative", "grad", "hessian") and np.ndim(f) != 0:
         raise DiffkitError(f"{kind} needs a scalar-valued function, got shape {np.shape(f)}; "
                            "use jacobian")
+    if complex_parts:
+        _no_complex_comparisons(f)
     f_flat, d_flat, d_shape = differentiate(syms, f, kind, shape(x), simplify)
     d = np.empty(len(d_flat), dtype=object)
     d[:] = d_flat
-    compiled = sp.lambdify(syms, [numpy_ready(e) for e in f_flat + d_flat],
+    compiled = sp.lambdify(syms, [numpy_ready(e, complex_parts) for e in f_flat + d_flat],
                            modules=[NUMPY_CALLS, *lambdify_modules()], cse=cse)
     sizes = {"f_expr_nodes": tree_size(f_flat), "f_expr_dag_nodes": dag_size(f_flat),
              "expr_nodes": tree_size(d_flat), "expr_dag_nodes": dag_size(d_flat),
@@ -373,19 +392,36 @@ def closed_form(fun: Callable, x: Any, kind: str = "grad", *, cse: bool = True,
                       compiled)
 
 
+def _no_complex_comparisons(f: Any) -> None:
+    """NotApplicable where ``f`` compares complex values (maximum, floor, where on ``z``):
+    numpy orders them lexicographically, SymPy cannot decide an order of them."""
+    kinds = (sp.Max, sp.Min, sp.Heaviside, sp.floor, sp.ceiling, sp.StrictGreaterThan,
+             sp.StrictLessThan, sp.GreaterThan, sp.LessThan)
+    for e in np.ravel(np.asarray(f, dtype=object)):
+        for a in sp.sympify(e).atoms(*kinds):
+            if a.has(sp.I):
+                raise NotApplicable(f"SymPy cannot compare complex values ({a}); use the "
+                                    "forward, reverse or numeric backend")
+
+
 def differentiable(e: Any) -> Any:
     """``e`` with |u| written u·sign(u) where SymPy cannot tell u is real (log1p(x),
     arcsin(x)...): SymPy differentiates such an Abs into re/im parts it cannot evaluate."""
-    return e.replace(lambda a: isinstance(a, sp.Abs) and a.args[0].is_extended_real is not True,
-                     lambda a: a.args[0] * sp.sign(a.args[0]))
+    return e.replace(lambda a: isinstance(a, sp.Abs) and a.args[0].is_extended_real is not True
+                     and not a.args[0].has(sp.I), lambda a: a.args[0] * sp.sign(a.args[0]))
 
 
 def _tidy(e: Any, simplify: bool) -> Any:
     """Drop the derivatives of jumps, maybe simplify: DiracDelta terms and sign(u)' (SymPy
     leaves the latter unevaluated when u may be complex); zero almost everywhere, as in AD."""
     e = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero).replace(
-        lambda a: isinstance(a, sp.Derivative) and isinstance(a.expr, sp.sign),
-        lambda a: sp.S.Zero)
+        lambda a: isinstance(a, sp.Derivative) and isinstance(a.expr, sp.sign)
+        and not a.expr.has(sp.I), lambda a: sp.S.Zero)
+    undecided = next((d for d in e.atoms(sp.Derivative) if d.expr.has(sp.I)), None)
+    if undecided is not None:  # sign(x + I*y), floor of a complex value: no rule in SymPy
+        raise NotApplicable(f"SymPy cannot differentiate {undecided.expr} (not holomorphic, "
+                            "and no rule in its real and imaginary parts); use the forward, "
+                            "reverse or numeric backend")
     return sp.simplify(e) if simplify else e
 
 
@@ -457,10 +493,11 @@ def _ite(cond: Any, a: Any, b: Any) -> Any:
     return _fold((a, cond), (b, sp.true))
 
 
-def numpy_ready(e: Any) -> Any:
+def numpy_ready(e: Any, complex_values: bool = False) -> Any:
     """``e`` as lambdify should print it: Piecewise, ITE, Heaviside, Max and Min as calls to
     :data:`NUMPY_CALLS`, and SymPy's complex infinity and complex numbers as NaN, as numpy has
-    them (1/0 or (-0.75)**1.5 in a branch a where may leave unselected).
+    them (1/0 or (-0.75)**1.5 in a branch a where may leave unselected), unless
+    ``complex_values`` (a formula of a complex point: ``I`` is a value there).
 
     Rebuilt top-down with a memo, never handing an opaque call to Max or Min (whose
     constructors refuse arguments they cannot compare)."""
@@ -472,8 +509,8 @@ def numpy_ready(e: Any) -> Any:
         if a not in memo:
             args = [walk(b) for b in a.args]
             constant[a] = all(constant[b] for b in a.args) if a.args else not a.free_symbols
-            if a in (sp.zoo, sp.nan) or (constant[a] and isinstance(a, sp.Expr)
-                                         and a.is_extended_real is False):
+            if a in (sp.zoo, sp.nan) or (constant[a] and isinstance(a, sp.Expr) and
+                                         not complex_values and a.is_extended_real is False):
                 memo[a] = _NAN  # NaN in numpy: 1/0, (-0.75)**1.5 (in an unselected branch)
             elif not args:
                 memo[a] = a

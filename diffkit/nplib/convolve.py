@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError, ndim, shape
-from .base import getitem
+from .base import getitem, transpose
 from .math import conj
 from .contract import tensordot
 from .shaping import flip, pad
@@ -28,11 +28,18 @@ from .shaping import flip, pad
 MODES = ("full", "same", "valid")
 
 
-def full_convolution(a: Any, v: Any) -> Any:
+def full_convolution(a: Any, v: Any, lead: int = 0, dots: int = 0) -> Any:
     """The full n-D convolution of ``a`` and ``v`` (same number of axes): shape ``n + m - 1``
-    per axis."""
-    n, m = shape(a), shape(v)
-    padded = pad(a, [(k - 1, k - 1) for k in m])
+    per axis.
+
+    With ``lead`` and ``dots``, ``a`` is shaped ``(lead axes, dot axes, convolved axes)``
+    and ``v`` ``(dot axes, convolved axes, other axes)``: the dot axes are summed over, and
+    the result is shaped ``(lead axes, convolved axes, other axes)``.
+    """
+    fixed = lead + dots
+    n = shape(a)[fixed:]
+    m = shape(v)[dots:dots + len(n)]
+    padded = pad(a, [(0, 0)] * fixed + [(k - 1, k - 1) for k in m])
     rank = len(n)
     idx = []
     for axis, (na, mv) in enumerate(zip(n, m)):
@@ -41,8 +48,47 @@ def full_convolution(a: Any, v: Any) -> Any:
         window_at = [1] * (2 * rank)
         window_at[rank + axis] = mv
         idx.append(np.arange(na + mv - 1).reshape(out_at) + np.arange(mv).reshape(window_at))
-    windows = getitem(padded, tuple(idx))  # windows[k, j] = padded[k + j]
-    return tensordot(windows, flip(v), axes=rank)
+    windows = getitem(padded, (slice(None),) * fixed + tuple(idx))  # [.., k, j] = padded[k + j]
+    summed = list(range(lead, fixed)) + list(range(fixed + rank, fixed + 2 * rank))
+    return tensordot(windows, flip(v, tuple(range(dots, dots + rank))),
+                     axes=(summed, list(range(dots + rank))))
+
+
+def tensor_convolution(a: Any, b: Any, axes: Any = None, dot_axes: Any = None,
+                       mode: str = "full") -> Any:
+    """autograd's generalized convolution: ``a`` and ``b`` convolved along the pairs of
+    ``axes`` (all, by default), summed along the pairs of ``dot_axes``, and an outer product
+    along the others; the result's axes are ``a``'s others, ``b``'s others, then one per
+    convolved pair (``same``: centred on ``a``).
+
+    >>> a, b = np.arange(6.0).reshape(2, 3), np.array([[1.0, 0.5], [0.0, 1.0]])
+    >>> tensor_convolution(a, b, axes=([1], [1]), mode="valid").tolist()
+    [[[1.0, 2.5], [0.0, 1.0]], [[5.5, 7.0], [3.0, 4.0]]]
+    """
+    axes = [list(range(ndim(a)))] * 2 if axes is None else [list(axs) for axs in axes]
+    dot_axes = [[], []] if dot_axes is None else [list(axs) for axs in dot_axes]
+    if len(axes) != 2 or len(dot_axes) != 2 or len(axes[0]) != len(axes[1]) or \
+            len(dot_axes[0]) != len(dot_axes[1]):
+        raise DiffkitError("convolve: axes and dot_axes are pairs of equally long lists of "
+                           f"axes, one for each input, got axes={axes}, dot_axes={dot_axes}")
+    (conv_a, conv_b), (dot_a, dot_b) = axes, dot_axes
+    others_a = [k for k in range(ndim(a)) if k not in conv_a + dot_a]
+    others_b = [k for k in range(ndim(b)) if k not in conv_b + dot_b]
+    if any(shape(a)[i] != shape(b)[j] for i, j in zip(dot_a, dot_b)):
+        raise DiffkitError(f"convolve: the dot_axes {dot_axes} have different lengths in the "
+                           f"inputs' shapes {shape(a)} and {shape(b)}")
+    n, m = [shape(a)[k] for k in conv_a], [shape(b)[k] for k in conv_b]
+    if mode == "valid" and not (all(x >= y for x, y in zip(n, m)) or
+                                all(x <= y for x, y in zip(n, m))):
+        raise DiffkitError("convolve: in 'valid' mode one input must be at least as large as "
+                           f"the other along every convolved axis, got {n} and {m}")
+    full = full_convolution(transpose(a, others_a + dot_a + conv_a),
+                            transpose(b, dot_b + conv_b + others_b), len(others_a), len(dot_a))
+    lead, r = len(others_a), len(conv_a)  # full: (a's others, convolved, b's others)
+    full = transpose(full, list(range(lead)) + list(range(lead + r, ndim(full)))
+                     + list(range(lead, lead + r)))
+    kept = shape(full)[:ndim(full) - r]
+    return crop(full, kept + tuple(n), (1,) * len(kept) + tuple(m), mode)
 
 
 def crop(full: Any, n: tuple[int, ...], m: tuple[int, ...], mode: str, numpy_same: bool = False) -> Any:

@@ -22,8 +22,8 @@ import numpy as np
 from .. import primitives as _p
 from ..core import Box, DiffkitError, bind, ndim, primal, shape
 from .byvalue import flat_axis, per_example
-from .base import (_axes, broadcast_to, concatenate, expand_dims, getitem, reshape, sum,  # noqa: A004
-                     transpose, where)
+from .base import _axes, array, broadcast_to, concatenate, expand_dims, getitem, reshape
+from .base import sum, transpose, where  # noqa: A004
 
 ALL = slice(None)
 
@@ -114,6 +114,13 @@ def column_stack(xs: Sequence[Any]) -> Any:
 
 
 def append(x: Any, values: Any, axis: int | None = None) -> Any:
+    """``values`` after ``x`` (flattened, or along ``axis``); either may be a (nested) list
+    holding values being differentiated, as numpy's array_like.
+
+    >>> append([[1.0, 2.0]], [[3.0, 4.0]], axis=0).shape
+    (2, 2)
+    """
+    x, values = array(x), array(values)
     if axis is None:
         return concatenate([reshape(x, -1), reshape(values, -1)])
     return concatenate([x, values], axis=axis)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core import DiffkitError, Primitive
+from ..core import NotApplicable, Primitive
 from .compare import select
 from .elementwise import is_complex
 
@@ -50,9 +50,10 @@ def mark(table: dict[str, Primitive]) -> None:
 
 
 def refuse_complex(prim: Primitive, values: Sequence[Any]) -> None:
-    """Raise when ``prim`` has no complex rule and one of ``values`` is complex."""
+    """Raise NotApplicable (a comparison's cell is ``n/a``) when ``prim`` has no complex
+    rule and one of ``values`` is complex."""
     if not prim.complex and any(is_complex(v) for v in values):
-        raise DiffkitError(
+        raise NotApplicable(
             f"{prim.name} has no derivative rule for complex values in diffkit (it is not "
             "holomorphic, or not defined for them); differentiate a real function of the "
             "real and imaginary parts instead (dnp.real(z), dnp.imag(z)), see docs/complex.md")

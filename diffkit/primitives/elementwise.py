@@ -327,8 +327,10 @@ logaddexp2 = Primitive(
 
 
 def is_complex(x: Any) -> bool:
-    """Whether ``x`` holds complex values (for boxes: their primal value's dtype; a
-    formula of the symbolic backend is real)."""
+    """Whether ``x`` holds complex values (for boxes: their primal value's dtype; for a
+    formula of the symbolic backend, whether it may be complex)."""
+    if getattr(x, "expression", False):
+        return x.complex_valued()
     value = primal(x)
     return isinstance(value, complex) or getattr(value, "dtype", np.float64(0).dtype).kind == "c"
 

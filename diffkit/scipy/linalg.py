@@ -1,6 +1,6 @@
 """``diffkit.scipy.linalg``: SciPy's names for the linear algebra of :mod:`diffkit.numpy.linalg`,
 and the matrix functions ``expm``, ``expm_frechet``, ``sqrtm``, ``solve_sylvester`` and
-``solve_triangular`` (needs SciPy).
+``solve_triangular`` (needs SciPy), and ``solve_banded`` (dense, from SciPy's band storage).
 
 * ``expm``: the Fréchet derivative by the block-triangular identity (every order).
 * ``sqrtm``: the principal square root, SciPy's: real where it is real, complex for a
@@ -174,6 +174,26 @@ def companion(a: Any) -> Any:
     return concatenate([top, np.eye(n - 1, n)]) if n > 1 else top
 
 
+def solve_banded(l_and_u: tuple[int, int], ab: Any, b: Any, overwrite_ab: bool = False,
+                 overwrite_b: bool = False, check_finite: bool = True) -> Any:
+    """Solve ``a x = b`` for the banded ``a`` stored as SciPy's ``ab``:
+    ``a[i, j] = ab[u + i - j, j]`` (``l`` diagonals below, ``u`` above); the matrix is
+    built from ``ab`` (entries outside the band read as 0) and solved densely.
+
+    >>> solve_banded((1, 0), np.array([[2.0, 4.0], [1.0, 0.0]]), np.array([2.0, 9.0]))
+    array([1., 2.])
+    """
+    lower, upper = (int(k) for k in l_and_u)
+    if ndim(ab) != 2 or shape(ab)[0] != lower + upper + 1:
+        raise DiffkitError(f"solve_banded: ab must have l + u + 1 = {lower + upper + 1} rows "
+                           f"(one per diagonal), got shape {shape(ab)}")
+    n = shape(ab)[1]
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    band = (i - j <= lower) & (j - i <= upper)
+    index = np.where(band, (upper + i - j) * n + j, (lower + upper + 1) * n)  # the last: 0
+    return solve(_by_index(concatenate([reshape(ab, (-1,)), np.zeros(1)]), index), b)
+
+
 def block_diag(*arrs: Any) -> Any:
     """The blocks on the diagonal of a matrix of zeros."""
     blocks = [reshape(b, (1, -1)) if ndim(b) < 2 else b for b in arrs]
@@ -213,4 +233,4 @@ def polar(a: Any, side: str = "right") -> tuple[Any, Any]:
 __all__ = ["toeplitz", "hankel", "circulant", "companion", "block_diag", "cho_factor",
            "cho_solve", "polar", "expm", "expm_frechet", "sqrtm", "solve_sylvester", "solve_triangular", "lstsq",
            "cholesky", "det", "eigh", "inv", "norm", "pinv", "qr", "solve", "svd", "svdvals",
-           "eig", "eigvals"]
+           "eig", "eigvals", "solve_banded"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import DiffkitError, ndim, shape
-from ..nplib.convolve import crop, full_convolution
+from ..nplib.convolve import crop, full_convolution, tensor_convolution
 from ..nplib.math import conj
 from ..nplib.shaping import flip
 
@@ -32,9 +32,17 @@ def _checked(name: str, in1: Any, in2: Any, mode: str) -> None:
                                f"the other in every axis, got shapes {shape(in1)} and {shape(in2)}")
 
 
-def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> Any:
+def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto", *,
+             axes: Any = None, dot_axes: Any = None) -> Any:
     """SciPy's ``convolve``: ``sum_j in1[k - j] in2[j]`` over every axis; ``same`` is
-    centred on ``in1``. (``method`` is accepted for SciPy's signature; the sum is direct.)"""
+    centred on ``in1``. (``method`` is accepted for SciPy's signature; the sum is direct.)
+
+    ``axes`` and ``dot_axes`` (autograd's extension) convolve along some pairs of axes,
+    sum along others and take the outer product along the rest
+    (:func:`~diffkit.nplib.convolve.tensor_convolution`).
+    """
+    if axes is not None or dot_axes is not None:
+        return tensor_convolution(in1, in2, axes, dot_axes, mode)
     _checked("convolve", in1, in2, mode)
     if ndim(in1) == 0:
         return in1 * in2

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import primitives as _p
 from ..core import Box, DiffkitError, bind, primal
-from ..numpy import exp, inf, logsumexp, sigmoid, where
+from ..numpy import (exp, floor, inf, isfinite, isnan, logsumexp, mod, nan, sigmoid, signbit,
+                     where)
 
 gammaln, erf, erfc, logit, log_ndtr, xlogy = _p.gammaln, _p.erf, _p.erfc, _p.logit, _p.log_ndtr, _p.xlogy
 gamma, rgamma, beta, betaln, spence, xlog1py = _p.gamma, _p.rgamma, _p.beta, _p.betaln, _p.spence, _p.xlog1py
@@ -186,11 +187,27 @@ def multigammaln(a: Any, d: int) -> Any:
     return out
 
 
+def gammasgn(x: Any) -> Any:
+    """The sign of gamma(x), as SciPy's: 1 for x > 0, then -1 and 1 in turn between the
+    poles 0, -1, -2 ... (NaN at them and at -inf; gammasgn(-0.0) = -1). It is constant
+    between the poles: its derivative is 0 (no gamma is evaluated, so none overflows).
+
+    >>> gammasgn(np.array([2.5, -0.5, -1.5, -2.0, -0.0])).tolist()
+    [1.0, -1.0, 1.0, nan, -1.0]
+    """
+    finite = where(isfinite(x), x, 0.5)
+    k = floor(finite)
+    between_poles = where(k == finite, nan, where(mod(k, 2.0) == 0.0, 1.0, -1.0))
+    at_zero = where(signbit(x), -1.0, 1.0)
+    signs = where(x > 0, 1.0, where(x == 0, at_zero, between_poles))
+    return where(isnan(x), nan, where(x == -inf, nan, signs))
+
+
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
            "log_ndtr", "logsumexp", "gamma", "rgamma", "beta", "betaln", "betainc", "gammainc",
            "gammaincc", "multigammaln", "erfinv", "erfcinv", "erfcx", "ndtr", "ndtri", "i0", "i0e",
            "i1", "i1e", "iv", "ive", "j0", "j1", "jn", "jv", "y0", "y1", "yn", "yv", "zeta",
-           "spence", "xlog1py", "entr", "kl_div", "rel_entr", "softmax", "log_softmax"]
+           "spence", "xlog1py", "entr", "kl_div", "rel_entr", "softmax", "log_softmax", "gammasgn"]
 
 
 def __dir__() -> list[str]:

@@ -149,14 +149,21 @@ class _MultivariateNormal:
 
     def logpdf(self, x: Any, mean: Any = 0.0, cov: Any = 1.0, allow_singular: bool = False) -> Any:
         """Over the last axis of ``x``; ``cov`` symmetric positive definite (a number is
-        a multiple of the identity; ``allow_singular=True`` is not supported)."""
-        if allow_singular:
-            raise DiffkitError("multivariate_normal: allow_singular=True (a singular cov) is "
-                               "not supported; give a positive definite cov")
+        a multiple of the identity). With ``allow_singular=True`` a constant ``cov`` may be
+        singular (:func:`_singular_logpdf`)."""
         diff = asarray(x) - mean
         d = diff.shape[-1] if diff.ndim else 1
         if np.ndim(primal(cov)) < 2:
             cov = cov * np.eye(d)
+        if allow_singular:
+            w, v = np.linalg.eigh(primal(cov))
+            cutoff = 1e6 * np.finfo(float).eps * np.max(np.abs(w))  # SciPy's
+            if np.any(w <= cutoff):
+                if primal(cov) is not cov:
+                    raise DiffkitError("multivariate_normal: a singular cov is a constant "
+                                       "here (its pseudo-determinant has no derivative where "
+                                       "eigenvalues meet at 0); pass cov as a plain array")
+                return _singular_logpdf(diff, w, v, cutoff)
         _, logdet = linalg.slogdet(cov)
         solved = swapaxes(linalg.solve(cov, swapaxes(diff[..., None, :], -1, -2)), -1, -2)
         maha = sum(matmul(solved, diff[..., :, None]), axis=(-2, -1))
@@ -171,6 +178,19 @@ class _MultivariateNormal:
         d = np.shape(primal(cov))[-1] if np.ndim(primal(cov)) else 1
         logdet = linalg.slogdet(cov)[1] if np.ndim(primal(cov)) == 2 else d * log(cov)
         return 0.5 * (d * (1.0 + LOG_2PI) + logdet)
+
+
+def _singular_logpdf(diff: Any, w: np.ndarray, v: np.ndarray, cutoff: float) -> Any:
+    """SciPy's density on the support of a singular covariance ``v diag(w) v^T``: with
+    the r eigenvalues above ``cutoff``, ``-(r log 2 pi + log pdet + |diff|^2_pinv) / 2``;
+    ``-inf`` where ``diff`` leaves the support (the span of their eigenvectors)."""
+    kept = w > cutoff
+    whiten = v[:, kept] / np.sqrt(w[kept])
+    maha = sum(matmul(diff, whiten) ** 2, axis=-1)
+    value = -0.5 * (int(kept.sum()) * LOG_2PI + np.sum(np.log(w[kept])) + maha)
+    plain = np.asarray(primal(diff))
+    off = np.linalg.norm(plain - plain @ v[:, kept] @ v[:, kept].T, axis=-1)
+    return where(off > 1e-8 * max(1.0, float(np.max(np.abs(plain), initial=0.0))), -inf, value)
 
 
 class _Dirichlet:
