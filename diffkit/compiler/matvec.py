@@ -13,23 +13,23 @@ kernel takes both over, in blocks of rows small enough to stay in the cache:
         the kernel's loop               for r in the block    (as without the products)
         z += g[r] · X[r, :]             for r in the block    (X's block still in cache)
 
-so ``X`` comes from memory once. That pays where ``X`` is larger than a core's cache:
-measured on one core of this machine (the logistic loss's gradient, 100 columns), the
-paired kernel took 0.46x the two library products at 10⁵ rows (80 MB), 0.9x at 10⁴
-(8 MB), 1.0x at 3·10³ and 1.4x at 10³ (0.8 MB, where the library's products run from
-the cache): a pair is made only for a matrix of :data:`MIN_BYTES` or more. :func:`pair_products` finds the pattern in a fusion
-plan and hands the products to the kernel (:attr:`~.fusion.Kernel.matvec`); the
-renderers (:mod:`.llvm_kernels`, :mod:`.kernels`' Numba source) write the loops. The
+so ``X`` is read from memory once, and within a block from the cache. Measured on one
+core of this machine (``python benchmarks/matvec.py``: the logistic loss's gradient, 100
+columns, against the same program with the two library products), the paired program
+takes 0.45-0.5x the time once X outgrows the cache (23 and 76 MB) and 0.75-0.85x below
+that (0.1 to 8 MB), where it still saves the second call and the rows' round trip.
+:func:`pair_products` finds the pattern in a fusion plan and hands the products to the
+kernel (:attr:`~.fusion.Kernel.matvec`); the renderers (:mod:`.llvm_kernels`, :mod:`.kernels`' Numba source) write the loops. The
 sums are reassociated as in a fused ``sum``: values agree with the library's products
 to rounding, not to the bit.
 
 >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
 >>> from diffkit.compiler.fusion import fuse
 >>> from diffkit.compiler.show import adjoint_program
->>> X, y = np.ones((10**4, 30)), np.ones(10**4)
+>>> X, y = np.ones((6, 3)), np.ones(6)
 >>> loss = lambda w: dnp.sum(dnp.log1p(dnp.exp(-y * (X @ w))))
->>> print(pair_products(fuse(adjoint_program(loss, (np.ones(30),)).graph)).report())
-1 kernel, 2 library calls: k0 = 8 ops over (10000,) with const @ v1 and its transpose -> v3_bar, v1_bar, sum->v7
+>>> print(pair_products(fuse(adjoint_program(loss, (np.ones(3),)).graph)).report())
+1 kernel, 2 library calls: k0 = 8 ops over (6,) with const @ v1 and its transpose -> v3_bar, v1_bar, sum->v7
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from .fusion import FusionPlan, Kernel, reached
 from .ir import Atom, Const, Eqn, Var
 
 F64 = np.dtype(np.float64)
-MIN_BYTES = 2 * 2**20  # a smaller matrix stays in a core's cache: the library is as fast
 
 
 @dataclass(frozen=True)
@@ -98,8 +97,7 @@ def _pair(plan: FusionPlan, k: Kernel, product: Eqn, users: dict, made: dict
     """The pair around kernel ``k`` starting at library ``product`` = X @ w, if any."""
     (m,) = k.domain
     X, w = product.inputs
-    if not (_is_float_matrix(X) and X.shape[0] == m and 8 * X.shape[0] * X.shape[1] >= MIN_BYTES
-            and isinstance(w, (Var, Const))
+    if not (_is_float_matrix(X) and X.shape[0] == m and isinstance(w, (Var, Const))
             and w.shape in ((X.shape[1],), (X.shape[1], 1))):
         return None
     rows, extra = _through_reshape(product.out, users, (m,))
