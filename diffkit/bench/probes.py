@@ -130,7 +130,7 @@ def bandwidth_bytes_per_s(n: int = 2**23, repeat: int = 5) -> float:
     cache, so this is the floor of a kernel that streams ``n`` values at that size, not
     only main memory's.
 
-    >>> bandwidth_bytes_per_s(1000, repeat=3) > 1e8
+    >>> bandwidth_bytes_per_s(1000, repeat=3) > 1e6  # (loosely: a loaded machine is slow)
     True
     """
     src = np.ones(n)
