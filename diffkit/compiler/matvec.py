@@ -107,18 +107,20 @@ def _pair(plan: FusionPlan, k: Kernel, product: Eqn, users: dict, made: dict
     for g in k.outputs:
         if g.shape != (m,) or g.dtype != F64:
             continue
-        g_col, reshaped = _through_reshape(g, users, (m, 1))
-        for back in users.get(g_col, []) if reshaped is not None else []:
-            if back.prim.name != "matmul" or back.inputs[1] is not g_col:
-                continue
-            made_t = _transposed(back.inputs[0], X, made)
-            if made_t is None or any(u is not back for t in made_t
-                                     for u in users.get(t.out, [])):
-                continue
-            if len(users.get(g_col, [])) > 1 and reshaped:
-                continue
-            pair = MatvecPair(X, w, rows, g, back.out)
-            return pair, [product, *extra, *reshaped, *made_t, back]
+        columns = [(g, [])] + [(e.out, [e]) for e in users.get(g, [])
+                               if e.prim.name == "reshape" and e.out.shape == (m, 1)]
+        for g_col, reshaped in columns:
+            for back in users.get(g_col, []):
+                if back.prim.name != "matmul" or back.inputs[1] is not g_col:
+                    continue
+                made_t = _transposed(back.inputs[0], X, made)
+                if made_t is None or any(u is not back for t in made_t
+                                         for u in users.get(t.out, [])):
+                    continue
+                if len(users.get(g_col, [])) > 1:  # the column is read elsewhere too: kept
+                    reshaped = []
+                pair = MatvecPair(X, w, rows, g, back.out)
+                return pair, [product, *extra, *reshaped, *made_t, back]
     return None
 
 
