@@ -80,7 +80,7 @@ SPECIAL_UNARY: dict[str, Sampler] = {
     **dict.fromkeys(["gammaln", "digamma", "psi", "gamma", "rgamma", "j0", "j1", "y0", "y1",
                      "entr", "spence"], u(0.3, 0.95, *V)),
     "logit": u(0.1, 0.9, *V), "ndtri": u(0.05, 0.95, *V), "erfinv": UNIT,
-    "erfcinv": u(0.1, 1.9, *V),
+    "erfcinv": u(0.1, 1.9, *V), "gammasgn": u(-2.9, -2.1, *V),  # Γ < 0 there: −1, flat
 }
 
 

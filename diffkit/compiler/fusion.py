@@ -33,17 +33,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import formulas
 from .ir import Atom, Const, Eqn, Graph, Var
 
-if TYPE_CHECKING:
-    from .matvec import MatvecPair
-
 VIEWS = {"getitem", "broadcast_to", "scatter_add"}
+
+
+@dataclass(frozen=True)
+class MatvecPair:
+    """``rows = matrix @ vector`` (read by a kernel) and ``out = matrixᵀ @ grad`` (``grad``
+    one of the kernel's outputs), computed by the kernel in one pass over the matrix
+    (found by :func:`.matvec.pair_products`)."""
+
+    matrix: Atom
+    vector: Atom
+    rows: Var
+    grad: Var
+    out: Var
 
 
 @dataclass(eq=False)
@@ -304,5 +313,5 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["FusionPlan", "Kernel", "basic_index", "fuse", "fusible", "in_order", "summed_axes",
+__all__ = ["FusionPlan", "Kernel", "MatvecPair", "basic_index", "fuse", "fusible", "in_order", "summed_axes",
            "operand_index", "root_shape", "shifted_sources"]

@@ -34,26 +34,12 @@ to rounding, not to the bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .fusion import FusionPlan, Kernel, reached
+from .fusion import FusionPlan, Kernel, MatvecPair, reached
 from .ir import Atom, Const, Eqn, Var
 
 F64 = np.dtype(np.float64)
-
-
-@dataclass(frozen=True)
-class MatvecPair:
-    """``rows = X @ vector`` (read by the kernel) and ``out = Xᵀ @ grad`` (``grad`` one of
-    the kernel's outputs), computed by the kernel in one pass over ``matrix``."""
-
-    matrix: Atom
-    vector: Atom
-    rows: Var
-    grad: Var
-    out: Var
 
 
 def _users(plan: FusionPlan) -> dict[Var, list[Eqn]]:
@@ -153,4 +139,4 @@ def pair_products(plan: FusionPlan) -> FusionPlan:
     return plan
 
 
-__all__ = ["MatvecPair", "pair_products"]
+__all__ = ["pair_products"]
