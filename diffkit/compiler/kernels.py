@@ -30,9 +30,9 @@ per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
 ``parallel=True`` splits a kernel's outer loop over threads (a Numba ``prange``) only
 where that gains (:func:`threads_pay`): a large loop with enough C library calls (``exp``,
 ``sin`` ...) per element for the work to be compute, not memory traffic. A memory-bound
-loop such as Rosenbrock's gradient gains nothing from a second core of a machine whose
-one core already takes the memory bandwidth, and would pay the threads' start: it stays
-the one-thread LLVM kernel.
+loop such as Rosenbrock's gradient stays the one-thread LLVM kernel: through Numba's
+threads it gained nothing when measured (their start costs, and the Numba kernel is not
+the vectorized LLVM one), although a second core adds some memory bandwidth here.
 
 The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
 code of :mod:`.codegen`. Both routes cache machine code in diffkit's cache folder
