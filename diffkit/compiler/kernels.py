@@ -131,9 +131,9 @@ def numba_source(ir: KernelIR, parallel: bool = False) -> str:
     lines += [f"    s{k} = 0.0" for k in range(ir.sums)]
     if ir.matvec:  # rows = X @ w first (see .matvec; Numba's route takes two passes)
         X, w, rows, _, _ = ir.matvec
-        lines += [f"    for r in range({rows}.shape[0]):", "        acc = 0.0",
-                  f"        for j in range({X}.shape[1]):",
-                  f"            acc += {X}[r, j] * {w}.reshape(-1)[j]", f"        {rows}[r] = acc"]
+        lines += [f"    w_flat = {w}.reshape(-1)", f"    for r in range({rows}.shape[0]):",
+                  "        acc = 0.0", f"        for j in range({X}.shape[1]):",
+                  f"            acc += {X}[r, j] * w_flat[j]", f"        {rows}[r] = acc"]
     for axis, n in enumerate(ir.domain):
         loop = "prange" if parallel and axis == 0 else "range"
         lines.append("    " * (axis + 1) + f"for i{axis} in {loop}({n}):")
@@ -141,9 +141,9 @@ def numba_source(ir: KernelIR, parallel: bool = False) -> str:
     lines += _statements(ir.body, len(ir.domain) + 1, full)
     if ir.matvec:
         X, _, _, grad, out = ir.matvec
-        lines += [f"    {out}.reshape(-1)[:] = 0.0", f"    for r in range({grad}.shape[0]):",
-                  f"        for j in range({X}.shape[1]):",
-                  f"            {out}.reshape(-1)[j] += {grad}[r] * {X}[r, j]"]
+        lines += [f"    out_flat = {out}.reshape(-1)", "    out_flat[:] = 0.0",
+                  f"    for r in range({grad}.shape[0]):", f"        for j in range({X}.shape[1]):",
+                  f"            out_flat[j] += {grad}[r] * {X}[r, j]"]
     if ir.sums:
         lines.append(f"    return ({', '.join(f's{k}' for k in range(ir.sums))},)")
     return "\n".join(lines) + "\n"
