@@ -65,6 +65,7 @@ from .fusion import FusionPlan, fuse, shifted_sources
 from .ir import Atom, Const, Eqn, Graph, Var
 from .kernel_ir import Instr, KernelIR, KernelTooLarge, Operand, build, index_text
 from .llvm_kernels import llvm_route, lower
+from .short_products import short_products
 from .matvec import pair_products
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
@@ -445,9 +446,11 @@ def import_source(text: str) -> Any:
 
 
 def fusion_plan(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
-    """The kernels and library calls of ``graph``: :func:`.fusion.fuse`, then the
-    matrix-vector pairs of :mod:`.matvec` taken into their kernels."""
-    return pair_products(fuse(graph, barriers))
+    """The kernels and library calls of ``graph``: its products of a short side written
+    out (:mod:`.short_products`), :func:`.fusion.fuse`, then the matrix-vector pairs of
+    :mod:`.matvec` taken into their kernels."""
+    graph, operands = short_products(graph)
+    return pair_products(fuse(graph, barriers | operands))
 
 
 def fused_program(graph: Graph, name: str = "f", parallel: bool = False

@@ -283,7 +283,10 @@ class _Emitter:
                 for instr in self.ir.body:
                     self.instr(instr)
             del self.loops[axis]
-        self.counted(f"i{axis}", lo, str(self.ir.domain[axis]) if hi is None else hi, body)
+        innermost = axis + 1 == len(self.ir.domain)
+        whole = innermost and not any(i.op == "if" for i in self.ir.body)
+        self.counted(f"i{axis}", lo, str(self.ir.domain[axis]) if hi is None else hi, body,
+                     unroll=not whole)
 
     def element(self, array: str, flat: str) -> str:
         return self.emit(f"getelementptr inbounds double, ptr %{array}, i64 {flat}")

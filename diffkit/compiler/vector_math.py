@@ -18,8 +18,16 @@ Each follows the textbook reduction, with coefficients computed here from their 
   log(1 + f) = f − f²/2 + s (f²/2 + R) where R = 2 (z/3 + z²/5 + …), z = s²;
 * ``log1p``: u = 1 + x rounded, the rounding error c recovered exactly
   (Fast2Sum), log1p(x) = log(u) + c/u;
-* ``tanh``: |x| < 0.55 by its odd Taylor series (coefficients from the Bernoulli
-  numbers), beyond that 1 − 2/(e^{2|x|} + 1), with the sign copied back.
+* ``tanh``: |x| < 0.55 by x + x³ P(x²), P the Taylor series of (tanh x − x)/x³
+  (coefficients from the Bernoulli numbers) economized in exact arithmetic to 11 terms
+  (Chebyshev's expansion on the interval, cut: 3e-17 from the series where the
+  series needs 18), beyond that 1 − 2/(e^{2|x|} + 1), with the sign copied back.
+
+The polynomials run by Estrin's scheme, not Horner's: in a vectorized loop the
+processor overlaps independent iterations only so far, and a chain of twelve dependent
+multiply-adds per element kept it waiting. Measured on one core of this machine
+(32,768 doubles), a ``tanh`` loop went from 51 µs to 36-42 µs and ``exp`` from 26 µs
+to 23 µs; numpy takes 28-33 and 19-24.
 
 Their accuracy is checked against the C library (``tests/test_vector_math.py``: at most
 1 ULP apart over 10⁷ points of each function's range, NaN, infinities, zeros and
@@ -56,11 +64,44 @@ def _bernoulli(n: int) -> list[Fraction]:
     return b
 
 
-def _tanh_series(terms: int) -> list[float]:
+def _tanh_series(terms: int) -> list[Fraction]:
     """c_1 … c_terms of tanh x = Σ c_n x^{2n−1}: c_n = 2^{2n} (2^{2n} − 1) B_{2n} / (2n)!."""
     b = _bernoulli(2 * terms)
-    return [float(4**n * (4**n - 1) * b[2 * n] / math.factorial(2 * n))
-            for n in range(1, terms + 1)]
+    return [4**n * (4**n - 1) * b[2 * n] / math.factorial(2 * n) for n in range(1, terms + 1)]
+
+
+def _economized(series: list[Fraction], top: Fraction, terms: int) -> list[float]:
+    """A polynomial of ``terms`` coefficients within a whisker of the best one on
+    [0, top] for the power series ``series`` (taken long enough that its own truncation
+    does not matter): the series expanded in Chebyshev polynomials of that interval and
+    cut there (Lanczos' economization), in exact arithmetic, then back to powers.
+
+    >>> _economized([Fraction(1), Fraction(1), Fraction(1, 2)], Fraction(1), 3)
+    [1.0, 1.0, 0.5]
+    """
+    half, n = top / 2, len(series)
+    shifted = [Fraction(0)] * n  # the series in t = z / half − 1
+    for k, c in enumerate(series):
+        for j in range(k + 1):
+            shifted[j] += c * half**k * math.comb(k, j)
+    cheb = [Fraction(0)] * n  # t^k = 2^{1−k} Σ_j C(k, j) T_{k−2j}, T_0's share halved
+    for k, c in enumerate(shifted):
+        for j in range(k // 2 + 1):
+            share = Fraction(math.comb(k, j), 2 ** max(k - 1, 0))
+            cheb[k - 2 * j] += c * (share / 2 if k and 2 * j == k else share)
+    powers = [[Fraction(1)], [Fraction(0), Fraction(1)]]  # T_n's coefficients in t
+    while len(powers) < terms:
+        up = [Fraction(0)] + [2 * v for v in powers[-1]]
+        powers.append([a - b for a, b in zip(up, powers[-2] + [Fraction(0)] * 2)])
+    in_t = [Fraction(0)] * terms
+    for c, poly in zip(cheb, powers):
+        for j, v in enumerate(poly):
+            in_t[j] += c * v
+    in_z = [Fraction(0)] * terms  # t = z / half − 1
+    for k, c in enumerate(in_t):
+        for j in range(k + 1):
+            in_z[j] += c * math.comb(k, j) * (-1) ** (k - j) / half**j
+    return [float(c) for c in in_z]
 
 
 class _Lines:
@@ -76,12 +117,19 @@ class _Lines:
         self.lines.append(f"  {name} = {text}")
         return name
 
-    def horner(self, x: str, coefficients: list[float]) -> str:
-        """c[0] + x (c[1] + x (c[2] + …)) as fmul/fadd lines."""
-        acc = _hex(coefficients[-1])
-        for c in reversed(coefficients[:-1]):
-            acc = self(f"fadd contract double {_hex(c)}, {self(f'fmul contract double {x}, {acc}')}")
-        return acc
+    def estrin(self, x: str, coefficients: list[float]) -> str:
+        """c[0] + c[1] x + c[2] x² + … by Estrin's scheme: pairs ``c[2i] + c[2i+1] x``, then pairs
+        of those with x², x⁴ …: a chain of log2(n) multiply-adds instead of n, so that
+        the vectorized loop is not bound by one long chain of dependent operations."""
+        terms: list[str] = [_hex(c) for c in coefficients]
+        power = x
+        while len(terms) > 1:
+            terms = [self(f"fadd contract double {terms[i]}, "
+                          f"{self(f'fmul contract double {power}, {terms[i + 1]}')}")
+                     if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+            if len(terms) > 1:
+                power = self(f"fmul double {power}, {power}")
+        return terms[0]
 
     def function(self, name: str, result: str) -> str:
         body = "\n".join(self.lines)
@@ -100,7 +148,7 @@ def _exp_body(w: _Lines, x: str) -> str:
     kf = w(f"call double @llvm.rint.f64(double {w(f'fmul double {c}, {_hex(float(1 / LN2))}')})")
     r_hi = w(f"fsub double {c}, {w(f'fmul double {kf}, {_hex(LN2_HI)}')}")
     r = w(f"fsub double {r_hi}, {w(f'fmul double {kf}, {_hex(LN2_LO)}')}")
-    q = w.horner(r, [1.0 / math.factorial(k) for k in range(2, 14)])
+    q = w.estrin(r, [1.0 / math.factorial(k) for k in range(2, 14)])
     r2 = w(f"fmul double {r}, {r}")
     correction = w(f"fmul double {r2}, {q}")
     y = w(f"fadd double 1.0, {w(f'fadd double {r}, {correction}')}")
@@ -127,7 +175,7 @@ def _log_parts(w: _Lines, x: str) -> tuple[str, str]:
     f = w(f"fsub double {w(f'bitcast i64 {m_bits} to double')}, 1.0")
     s = w(f"fdiv double {f}, {w(f'fadd double 2.0, {f}')}")
     z = w(f"fmul double {s}, {s}")
-    series = w.horner(z, [2.0 / (2 * k + 1) for k in range(1, 13)])  # R / z
+    series = w.estrin(z, [2.0 / (2 * k + 1) for k in range(1, 13)])  # R / z
     big_r = w(f"fmul double {z}, {series}")
     hfsq = w(f"fmul double 0.5, {w(f'fmul double {f}, {f}')}")
     tail = w(f"fmul double {s}, {w(f'fadd double {hfsq}, {big_r}')}")
@@ -170,9 +218,9 @@ def _exp(w: _Lines) -> str:
 
 def _tanh(w: _Lines) -> str:
     a = w("call double @llvm.fabs.f64(double %x)")
-    # small |x|: x + x³ (c_2 + c_3 x² + …)
+    # small |x|: x + x³ P(x²), P within 3e-17 of (tanh x − x)/x³ for |x| < 0.55
     x2 = w("fmul double %x, %x")
-    tail = w.horner(x2, _tanh_series(22)[1:])
+    tail = w.estrin(x2, _economized(_tanh_series(30)[1:], Fraction(121, 400), 11))
     x3 = w(f"fmul double %x, {x2}")
     taylor = w(f"fadd double %x, {w(f'fmul double {x3}, {tail}')}")
     # larger |x|: 1 − 2/(e^{2|x|} + 1), with |x|'s sign
