@@ -47,7 +47,7 @@ def _matrix(a: Atom) -> bool:
     return isinstance(a, (Var, Const)) and len(a.shape) == 2 and a.dtype.kind == "f"
 
 
-class _Writer:
+class _Equations:
     """New equations, each with a fresh variable."""
 
     def __init__(self) -> None:
@@ -59,7 +59,7 @@ class _Writer:
         return out
 
 
-def _pairwise(put: _Writer, terms: list[Var]) -> Var:
+def _pairwise(put: _Equations, terms: list[Var]) -> Var:
     """The terms' sum, added in pairs: a chain of log2(n) additions, not of n."""
     while len(terms) > 1:
         terms = [put(add, tuple(terms[i:i + 2]), terms[i].shape, terms[i].dtype)
@@ -69,7 +69,7 @@ def _pairwise(put: _Writer, terms: list[Var]) -> Var:
 
 def _written_out(x: Atom, w: Atom, out: Var) -> list[Eqn]:
     """``out = x @ w`` as the sum of ``x``'s columns times ``w``'s rows."""
-    put, (m, k), n = _Writer(), x.shape, w.shape[1]
+    put, (m, k), n = _Equations(), x.shape, w.shape[1]
     terms = []
     for j in range(k):
         col = put(getitem, (x,), (m, 1), x.dtype, idx=(slice(None), slice(j, j + 1)))
@@ -83,7 +83,7 @@ def _written_out(x: Atom, w: Atom, out: Var) -> list[Eqn]:
 def _rows_added(x: Atom, g: Atom, out: Var) -> list[Eqn]:
     """``out = xᵀ @ g`` as the sum over rows of ``x[r]``'s outer product with ``g[r]``,
     :data:`ROWS` rows at a time (added in registers, then into ``out`` once)."""
-    put, (m, k), n = _Writer(), x.shape, g.shape[1]
+    put, (m, k), n = _Equations(), x.shape, g.shape[1]
     rows = math.gcd(m, ROWS)
     xr = put(reshape, (x,), (m // rows, rows, k), x.dtype, shape=(m // rows, rows, k))
     gr = put(reshape, (g,), (m // rows, rows, n), g.dtype, shape=(m // rows, rows, n))
