@@ -191,11 +191,18 @@ def _log_special(w: _Lines, x: str, value: str) -> str:
     return w(f"select i1 {w(f'fcmp ult double {x}, 0.0')}, double {nan}, double {v}")
 
 
+def _with_exponent(w: _Lines, e: str, log1pf: str, correction: str | None = None) -> str:
+    """e ln 2 + log(1 + f) (+ a small correction), ln 2 in two parts so e · LN2_HI is exact."""
+    lo = w(f"fmul double {e}, {_hex(LN2_LO)}")
+    if correction is not None:
+        lo = w(f"fadd double {lo}, {correction}")
+    hi = w(f"fmul double {e}, {_hex(LN2_HI)}")
+    return w(f"fadd double {hi}, {w(f'fadd double {log1pf}, {lo}')}")
+
+
 def _log(w: _Lines) -> str:
     e, log1pf = _log_parts(w, "%x")
-    hi = w(f"fmul double {e}, {_hex(LN2_HI)}")
-    lo = w(f"fmul double {e}, {_hex(LN2_LO)}")
-    return _log_special(w, "%x", w(f"fadd double {hi}, {w(f'fadd double {log1pf}, {lo}')}"))
+    return _log_special(w, "%x", _with_exponent(w, e, log1pf))
 
 
 def _log1p(w: _Lines) -> str:
@@ -205,9 +212,7 @@ def _log1p(w: _Lines) -> str:
     small = w(f"select i1 {w('fcmp ogt double %x, 1.0')}, double 1.0, double %x")
     c = w(f"fsub double {small}, {w(f'fsub double {u}, {big}')}")
     e, log1pf = _log_parts(w, u)
-    hi = w(f"fmul double {e}, {_hex(LN2_HI)}")
-    lo = w(f"fadd double {w(f'fmul double {e}, {_hex(LN2_LO)}')}, {w(f'fdiv double {c}, {u}')}")
-    value = w(f"fadd double {hi}, {w(f'fadd double {log1pf}, {lo}')}")
+    value = _with_exponent(w, e, log1pf, w(f"fdiv double {c}, {u}"))
     value = w(f"select i1 {w('fcmp oeq double %x, 0.0')}, double %x, double {value}")  # ±0
     return _log_special(w, u, value)
 
