@@ -88,3 +88,16 @@ def test_the_unfused_program_keeps_the_library_products():
     f = dk.jit(lambda X, W: dnp.tanh(X @ W), fuse=False)
     np.testing.assert_allclose(f(X, W), np.tanh(X @ W), rtol=1e-15)
     assert _library_product(f.program(X, W).source)
+
+
+def test_small_reused_inputs_are_copied_aligned_at_every_call():
+    """The weights a kernel reads at every row go through an aligned copy made per call:
+    a misaligned view in, and new values on the next call, give numpy's results."""
+    X = _rng(2048, 8)  # 128 kB: larger than a copy is worth
+    raw = _rng(8 * 32 + 1)
+    W1, W2 = raw[1:].reshape(8, 32), 2.0 * raw[1:].reshape(8, 32)  # W1 is 8 bytes off
+    f = dk.jit(lambda X, W: dnp.tanh(X @ W))
+    for W in (W1, W2, W1):
+        np.testing.assert_allclose(f(X, W), np.tanh(X @ W), rtol=1e-13, atol=1e-14)
+    assert "np.copyto(_aligned_W, W)" in f.program(X, W1).source
+    assert "_aligned_X" not in f.program(X, W1).source
