@@ -15,7 +15,8 @@ other functions are the C library's as the registry names them (``llvm.sin.f64``
 ``tan`` ...), as in Numba. Output pointers are ``noalias``, and a light pass (SROA, CFG
 simplification, the loop unroller, which peels off the iterations where an edge's test
 changes) runs before -O3: its vectorizer then sees one plain loop (without that pass it
-gives up: 3x slower). Python calls the kernel through ctypes with the arrays themselves;
+gives up: 3x slower). An innermost loop without such tests is marked to be left whole
+by that pass: unrolled first (a 64-step row by ten), the vectorizer left it scalar. Python calls the kernel through ctypes with the arrays themselves;
 a small wrapper reads their data pointers (``a.ctypes.data`` would cost microseconds per
 array and call).
 
@@ -274,7 +275,7 @@ class _Emitter:
 
     def loop(self, axis: int, lo: str = "0", hi: str | None = None) -> None:
         """The loop over ``axis`` of the domain (from ``lo`` to ``hi``), the inner loops
-        or the body inside."""
+        or the body inside; the innermost left whole when the body tests no edge."""
         def body(i: str) -> None:
             self.loops[axis] = i
             if axis + 1 < len(self.ir.domain):
