@@ -65,8 +65,8 @@ from .fusion import FusionPlan, fuse, shifted_sources
 from .ir import Atom, Const, Eqn, Graph, Var
 from .kernel_ir import Instr, KernelIR, KernelTooLarge, Operand, build, index_text
 from .llvm_kernels import llvm_route, lower
-from .short_products import short_products
 from .matvec import pair_products
+from .short_products import short_products
 
 MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
            "floats for a scalar one); for fused kernels and the scalar tape VM: "

@@ -16,9 +16,9 @@ other functions are the C library's as the registry names them (``llvm.sin.f64``
 simplification, the loop unroller, which peels off the iterations where an edge's test
 changes) runs before -O3: its vectorizer then sees one plain loop (without that pass it
 gives up: 3x slower). An innermost loop without such tests is marked to be left whole
-by that pass: unrolled first (a 64-step row by ten), the vectorizer left it scalar. Python calls the kernel through ctypes with the arrays themselves;
-a small wrapper reads their data pointers (``a.ctypes.data`` would cost microseconds per
-array and call).
+by that pass: unrolled first (a 64-step row by ten), the vectorizer left it scalar.
+Python calls the kernel through ctypes with the arrays themselves; a small wrapper reads
+their data pointers (``a.ctypes.data`` would cost microseconds per array and call).
 
 Scope (:func:`llvm_route`, decided from the types alone): arrays of float64 or bool,
 float64 scalars and values, not ``parallel``. Any other kernel (float32, integers) is

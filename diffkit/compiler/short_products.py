@@ -29,7 +29,8 @@ per element of the product).
 
 >>> import numpy as np, diffkit.numpy as dnp
 >>> from diffkit.interpreters.tracer import trace
->>> g, written = short_products(trace(lambda X, W: dnp.tanh(X @ W), (np.ones((8, 2)), np.ones((2, 9)))))
+>>> layer = trace(lambda X, W: dnp.tanh(X @ W), (np.ones((8, 2)), np.ones((2, 9))))
+>>> g, written = short_products(layer)
 >>> [e.prim.name for e in g.eqns]
 ['getitem', 'getitem', 'mul', 'getitem', 'getitem', 'mul', 'add', 'tanh']
 """
@@ -95,8 +96,10 @@ def _rows_added(x: Atom, g: Atom, out: Var) -> list[Eqn]:
     gr = put(reshape, (g,), (m // rows, rows, n), g.dtype, shape=(m // rows, rows, n))
     terms = []
     for r in range(rows):
-        xs = put(getitem, (xr,), (m // rows, k, 1), x.dtype, idx=(slice(None), r, slice(None), None))
-        gs = put(getitem, (gr,), (m // rows, 1, n), g.dtype, idx=(slice(None), r, None, slice(None)))
+        xs = put(getitem, (xr,), (m // rows, k, 1), x.dtype,
+                 idx=(slice(None), r, slice(None), None))
+        gs = put(getitem, (gr,), (m // rows, 1, n), g.dtype,
+                 idx=(slice(None), r, None, slice(None)))
         terms.append(put(mul, (xs, gs), (m // rows, k, n), out.dtype))
     put(sum_, (_pairwise(put, terms),), out.shape, out.dtype, axis=(0,), keepdims=False)
     put.eqns[-1].out = out

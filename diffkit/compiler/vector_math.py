@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Iterable
@@ -118,9 +119,9 @@ class _Lines:
         return name
 
     def estrin(self, x: str, coefficients: list[float]) -> str:
-        """c[0] + c[1] x + c[2] x² + … by Estrin's scheme: pairs ``c[2i] + c[2i+1] x``, then pairs
-        of those with x², x⁴ …: a chain of log2(n) multiply-adds instead of n, so that
-        the vectorized loop is not bound by one long chain of dependent operations."""
+        """c[0] + c[1] x + c[2] x² + … by Estrin's scheme: pairs ``c[2i] + c[2i+1] x``,
+        then pairs of those with x², x⁴ …: a chain of log2(n) multiply-adds instead of
+        n, so that the vectorized loop is not bound by one chain of dependent steps."""
         terms: list[str] = [_hex(c) for c in coefficients]
         power = x
         while len(terms) > 1:
@@ -244,6 +245,7 @@ DECLARATIONS = ("declare double @llvm.rint.f64(double)", "declare double @llvm.f
                 "declare double @llvm.copysign.f64(double, double)")
 
 
+@functools.cache
 def definition(name: str) -> str:
     """One function's IR: ``define internal double @dk_<name>(double %x) …``."""
     w = _Lines()
