@@ -92,6 +92,21 @@ def _unary_derivative(name: str) -> str | None:
     return ast.unparse(lambdas[0].body) if len(lambdas) == 1 else None
 
 
+def _factor(expression: str) -> str:
+    """``expression`` as a factor of a product: parenthesized where it binds more loosely
+    than ``*`` (``1.0 - y * y`` times ``x_dot`` is ``(1.0 - y * y) * x_dot``).
+
+    >>> _factor("1.0 - y * y"), _factor("cos(x)"), _factor("-sin(x)")
+    ('(1.0 - y * y)', 'cos(x)', '-sin(x)')
+    """
+    import ast
+
+    node = ast.parse(expression, mode="eval").body
+    loose = (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or \
+        isinstance(node, (ast.IfExp, ast.Compare, ast.BoolOp, ast.Lambda, ast.NamedExpr))
+    return f"({expression})" if loose else expression
+
+
 def _unary_modes(name: str, derivative: str, parts: dict[str, list[str]]) -> str:
     """What each mode computes from a unary entry's one derivative, and what the tape keeps."""
     from diffkit import primitives
@@ -104,9 +119,9 @@ def _unary_modes(name: str, derivative: str, parts: dict[str, list[str]]) -> str
         f"dy/dx = {derivative}",
         parts["jvp"][0], "",
         "# JVP rule (forward mode): the tangent of y from the tangent of x",
-        f"y_dot = {derivative} * x_dot", "",
+        f"y_dot = {_factor(derivative)} * x_dot", "",
         "# VJP rule (reverse mode): the adjoint y_bar pushed back, added into x_bar",
-        f"x_bar += y_bar * {derivative}", "",
+        f"x_bar += y_bar * {_factor(derivative)}", "",
         f"# what the tape saves for the reverse sweep: {kept}", "",
         "# numpy implementation", *parts["numpy"], ""])
 
