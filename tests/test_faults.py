@@ -314,8 +314,10 @@ FAULTS = {  # name: (action, status of the forward cell, fragment of its message
 def test_a_faulty_cell_is_one_row_and_the_sweep_goes_on(fault, capfd):
     action, status, fragment = FAULTS[fault]
     start = time.perf_counter()
+    # 3 s for the cell that never ends; the others end by themselves, and a loaded host
+    # (forking a large test process, paging in 300 MB) must not turn them into timeouts
     result = dk.compare(under_forward(action), 0.5, backends=["forward", "reverse", "numeric"],
-                        timeout=3, memory_mb=300, repeat=1)
+                        timeout=3 if status == "timeout" else 30, memory_mb=300, repeat=1)
     rows = {r["backend"]: r for r in result.records()}
     assert rows["forward"]["status"] == status, rows["forward"]
     if fragment:

@@ -45,7 +45,7 @@ def test_report_solvers_section(tmp_path) -> None:
 def test_advise_knows_the_ways_of_a_solver() -> None:
     import diffkit as dk
 
-    a = dk.advise("newton_cubic", budget_s=4.0)
+    a = dk.advise("newton_cubic", budget_s=120)  # a busy machine must not skip methods
     ways = {r["way"]: r for r in a.facts["solver_ways"]}
     assert set(ways) == {"implicit", "unrolled"}
     assert all(r["error"] < 1e-12 for r in ways.values())
