@@ -313,5 +313,5 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["FusionPlan", "Kernel", "MatvecPair", "basic_index", "fuse", "fusible", "in_order", "summed_axes",
-           "operand_index", "root_shape", "shifted_sources"]
+__all__ = ["FusionPlan", "Kernel", "MatvecPair", "basic_index", "fuse", "fusible", "in_order",
+           "summed_axes", "operand_index", "root_shape", "shifted_sources"]
