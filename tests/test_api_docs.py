@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import needs
 
 DOCS = Path(__file__).parents[1] / "docs" / "api"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    pytest.importorskip("sphinx")
+    needs("docs")
     out = tmp_path_factory.mktemp("api")
     done = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-W", "--keep-going", "-b",
                            "html", str(DOCS), str(out)], capture_output=True, text=True,
@@ -25,6 +26,7 @@ def site(tmp_path_factory):
     return out
 
 
+@pytest.mark.docs
 def test_every_public_name_has_an_entry(site):
     import diffkit
 
@@ -36,6 +38,7 @@ def test_every_public_name_has_an_entry(site):
     assert not missing, f"no API entry for {missing}: add them to a page in docs/api"
 
 
+@pytest.mark.docs
 def test_the_expression_api_and_training_are_documented_member_by_member(site):
     numpy_page = (site / "numpy.html").read_text()
     for name in ("diffkit.numpy.where", "diffkit.numpy.sum", "diffkit.numpy.concatenate"):
@@ -43,6 +46,7 @@ def test_the_expression_api_and_training_are_documented_member_by_member(site):
     assert 'id="diffkit.optim.Adam"' in (site / "training.html").read_text()
 
 
+@pytest.mark.docs
 def test_the_transforms_page_holds_every_transform_with_described_parameters(site):
     page = (site / "transforms.html").read_text()
     for name in ("grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "derivative",

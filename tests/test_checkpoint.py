@@ -8,6 +8,7 @@ from math import comb
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -146,8 +147,9 @@ def test_checkpoint_loop_mistakes_are_one_line() -> None:
         dk.checkpoint_loop(step, X, -1)
 
 
+@pytest.mark.jax
 def test_matches_jax_checkpoint() -> None:
-    jax = pytest.importorskip("jax", reason="jax not installed: pip install jax")
+    jax = needs("jax")
     jnp = jax.numpy
     jax.config.update("jax_enable_x64", True)
     fj = jax.checkpoint(lambda x: jnp.sin(x) * x)

@@ -7,7 +7,6 @@ reason, when dask.distributed is not installed; the tests of a missing dask alwa
 """
 
 import functools
-import importlib.util
 import json
 import os
 import re
@@ -133,9 +132,6 @@ def test_a_report_whose_every_task_was_lost_still_builds(tmp_path):
 
 # ------------------------------------------------------------------ on a local cluster
 
-needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
-                                     reason="needs dask.distributed (pip install "
-                                     "diffkit[cluster])")
 
 
 @pytest.fixture(scope="module")
@@ -146,14 +142,14 @@ def local2():
         yield c
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_more_local_workers_than_cores_is_refused():
     n = (os.cpu_count() or 1) + 1
     with pytest.raises(DiffkitError, match=f"local:{n} would run {n} cells at once"):
         cl.Cluster(f"local:{n}")
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_an_unreachable_scheduler_is_one_line_naming_it_before_anything_runs(
         capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(cl, "CONNECT_TIMEOUT", 1.0)
@@ -181,7 +177,7 @@ def timeless(spec, data):
     return re.sub(r"Generated [^.]*\.", "", page(spec, data, "cmd", Path("results.jsonl")))
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_a_report_on_two_workers_equals_the_serial_one_except_timings(local2, tmp_path):
     spec, serial = sweep(tmp_path / "serial.jsonl")
     seen = []
@@ -218,7 +214,7 @@ def f(x):
 '''
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_each_figure_is_handed_to_draw_once_as_soon_as_its_cells_are_in(local2, tmp_path):
     spec, path, seen = load_spec(SMALL), tmp_path / "r.jsonl", {}
     run = Runner(path, spec["limits"])
@@ -237,7 +233,7 @@ def _started_after(seconds: float) -> float:
     return start
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_a_figure_is_drawn_ahead_of_the_jobs_already_queued(local2):
     """Twelve 0.3 s jobs queued on two workers run in six waves; a draw started after
     them goes in one of the first waves (the second or third here), not after the sixth."""
@@ -247,7 +243,7 @@ def test_a_figure_is_drawn_ahead_of_the_jobs_already_queued(local2):
     assert drawn() < starts[8]  # before the fifth wave
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
         local2, tmp_path):
     (tmp_path / "killer.py").write_text(KILLER)
@@ -272,7 +268,7 @@ def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
     assert all(abs(r["error"]) < 1e-12 for r in again[len(first):])
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_an_interrupted_client_keeps_finished_cells_and_the_rerun_resumes(local2, tmp_path):
     spec = {**SMALL, "figures": ["jacobian"], "jacobian": {"inputs": [2, 4], "outputs": [1, 2]}}
     seen = []
@@ -291,7 +287,7 @@ def test_an_interrupted_client_keeps_finished_cells_and_the_rerun_resumes(local2
     assert every[:3] == kept and len(every) == len({ident(r) for r in every}) == 8
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_a_job_waits_for_the_cells_it_needs_and_is_dropped_when_they_failed(local2):
     got, asked = {}, []
 
@@ -310,7 +306,7 @@ def test_a_job_waits_for_the_cells_it_needs_and_is_dropped_when_they_failed(loca
     assert asked == [{"small": "timeout"}]
 
 
-@needs_dask
+@pytest.mark.cluster
 def test_compare_on_two_workers_equals_the_serial_compare(local2, tmp_path):
     kw = {"backends": ["numeric", "reverse"], "n": 3, "repeat": 1}
     serial = compare("rosenbrock", **kw).records()

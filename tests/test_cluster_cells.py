@@ -1,7 +1,6 @@
 """Comparison cells travel as plain data: every backend, symbolic included, measured on a
 ``local:2`` cluster and on a ``tcp://`` scheduler this test starts, gives the serial cells."""
 
-import importlib.util
 import json
 
 import numpy as np
@@ -13,8 +12,7 @@ from diffkit.bench.harness import DEFAULT_BACKENDS, compare
 from test_cli import run
 from test_cluster import free_port, local2  # noqa: F401  (local2: the module's fixture)
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
-                                reason="needs dask.distributed (pip install diffkit[cluster])")
+pytestmark = pytest.mark.cluster
 MEASURED = {"time_s", "f_time_s", "setup_s", "cost_ratio", "time_spread_s", "first_call_s",
             "peak_bytes", "host", "cpu", "concurrency", "tape_bytes"}
 EVERY = list(DEFAULT_BACKENDS) + ["numeric[method=complex]"]

@@ -8,15 +8,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import needs
 
 from diffkit import data, nn
 from diffkit.bench.training import layer_norms, make_cnn
 from diffkit.reporting.gradient_flow import run
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("architecture", ["plain", "batchnorm", "residual", "residual+batchnorm"])
 def test_layer_norms_equal_torchs(architecture: str) -> None:
-    torch = pytest.importorskip("torch", reason="the reference gradients need torch")
+    torch = needs("torch")
     X, y = data.shapes(16, seed=3)
     model = make_cnn(3, 2, "tanh", architecture, np.random.default_rng(1))
     ours = layer_norms(model, X, y)

@@ -5,6 +5,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 from test_cli import run
 
@@ -60,6 +61,7 @@ def test_compare_sparse_on_the_bratu_residual():
     assert np.isfinite(rows[0]["time_s"])
 
 
+@pytest.mark.slow
 def test_advise_recommends_a_coloured_jacobian_when_the_pattern_is_sparse():
     import diffkit as dk
 

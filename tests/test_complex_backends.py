@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -38,9 +38,10 @@ def test_every_backend_gives_jax_s_gradient(backend: str) -> None:
                  rtol=rtol)
 
 
+@pytest.mark.torch
 def test_the_torch_convention_is_the_conjugate() -> None:
     """PyTorch's z.grad for a real loss is conj of JAX's gradient (docs/complex.md)."""
-    torch = pytest.importorskip("torch")
+    torch = needs("torch")
     z = torch.tensor(Z, requires_grad=True)
     torch.sum(torch.abs(torch.sin(z)) ** 2).backward()
     assert_close(np.conj(dk.grad(loss)(Z)), z.grad.numpy(), rtol=1e-13)

@@ -7,6 +7,7 @@ import random
 from collections import Counter
 
 import pytest
+from conftest import needs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,9 +25,10 @@ def _judge_all(family: str, seed: int) -> None:
     JUDGED[family] += 1
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("family", C.FAMILIES)
 def test_random_complex_programs_agree(family: str) -> None:
-    pytest.importorskip("jax", reason="the reference of this property test is JAX")
+    needs("jax")
     before = JUDGED[family]
 
     @settings(max_examples=EXAMPLES, deadline=None)

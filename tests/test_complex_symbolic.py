@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
 
-jax = pytest.importorskip("jax", reason="the JAX comparison needs jax (pip install jax)")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-jnp = pytest.importorskip("jax.numpy")
+jnp = needs("jax", "jax.numpy")
 
 Z = np.array([1.0 + 2.0j, 0.5 - 1.0j, -0.3 + 0.2j])
 TOL = {"symbolic": 1e-11, "numeric": 1e-6}

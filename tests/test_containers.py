@@ -9,6 +9,7 @@ import collections
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -44,8 +45,9 @@ def test_argnums_over_containers_and_jacobians_keep_both_structures():
     assert jac["t"] == (((0.0, 4.0), 0.0), ((0.0, 0.0), 1.0))
 
 
+@pytest.mark.jax
 def test_agrees_with_jax_on_trees():
-    jax = pytest.importorskip("jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
     f = lambda p: p["w"][0] * jnp.sin(p["w"][1]) + p["b"] ** 3  # noqa: E731
@@ -112,8 +114,9 @@ def test_pull_backs_of_container_outputs_are_differentiable_to_any_order(backend
                               rel=1e-13)
 
 
+@pytest.mark.jax
 def test_second_derivatives_through_eigh_and_split_agree_with_jax():
-    jax = pytest.importorskip("jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
 

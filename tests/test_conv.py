@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit import nn
 
-torch = pytest.importorskip("torch", reason="the layers are checked against torch")
+pytestmark = pytest.mark.torch
+torch = needs("torch")
 torch.set_default_dtype(torch.float64)
 
 

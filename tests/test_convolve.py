@@ -8,20 +8,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
 
-pytest.importorskip("scipy", reason="diffkit.scipy.signal is checked against scipy")
 import scipy.signal as ss  # noqa: E402
 
 import diffkit.scipy.signal as dss  # noqa: E402
 
-jax = pytest.importorskip("jax", reason="the gradient checks need jax")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-jnp = pytest.importorskip("jax.numpy")
-jss = pytest.importorskip("jax.scipy.signal")
+jnp = needs("jax", "jax.numpy")
+jss = needs("jax", "jax.scipy.signal")
 
 MODES = ["full", "same", "valid"]
 SIZES_1D = [(5, 3), (3, 5), (4, 4), (6, 1), (1, 4), (7, 4), (4, 7)]

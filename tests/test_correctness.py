@@ -16,7 +16,7 @@ import pytest
 
 import diffkit as dk
 import diffkit.numpy as dnp
-from conftest import assert_close, central_diff
+from conftest import needs, assert_close, central_diff
 
 AD = ["forward", "reverse", "compiled"]  # compiled: reverse mode on a traced graph
 BACKENDS = ["reverse", "forward", "symbolic", "numeric", "compiled"]
@@ -24,7 +24,7 @@ BACKENDS = ["reverse", "forward", "symbolic", "numeric", "compiled"]
 
 @pytest.fixture(scope="module")
 def jax() -> Any:
-    jax = pytest.importorskip("jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     return jax
 
@@ -43,6 +43,7 @@ def test_hessian_of_a_scalar_broadcast_against_an_array() -> None:
         assert dk.hessian(lambda b: dnp.sum(np.ones(3) - b ** 3), backend=backend)(2.0) == -36.0
 
 
+@pytest.mark.jax
 def test_jacobian_and_jvp_of_a_scalar_broadcast_to_a_vector(jax: Any) -> None:
     jnp = jax.numpy
     j = dk.jacobian(lambda t: dnp.sin(t) + np.zeros(3))(0.5)
@@ -79,6 +80,7 @@ def test_power_at_zero_base_and_exponent_is_zero_and_symmetric() -> None:
             np.array([0.0, 0.0])), [0.0, 0.0])
 
 
+@pytest.mark.jax
 def test_power_second_derivatives_match_jax(jax: Any) -> None:
     for v in ([1.7, 0.0], [0.0, 2.0], [1.3, 2.5]):
         ours = dk.hessian(lambda v: v[0] ** v[1])(np.array(v))
@@ -88,6 +90,7 @@ def test_power_second_derivatives_match_jax(jax: Any) -> None:
 # ----------------------------------------------------------------- 3. zero-size outputs
 
 
+@pytest.mark.jax
 def test_zero_size_jacobian_and_hessian_in_reverse_mode(jax: Any) -> None:
     jac = dk.jacobian(lambda x: x[:0], backend="reverse")(np.ones(2))
     hes = dk.hessian(dnp.sum, backend="reverse")(np.zeros(0))
@@ -138,6 +141,7 @@ def test_derivatives_at_a_zero_size_input_are_empty(backend: str, name: str) -> 
             assert d.shape == x.shape * (2 if name.startswith("hessian") else 1)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", ZERO_SIZE)
 def test_zero_size_shapes_match_jax(jax: Any, name: str) -> None:
     ours, theirs = ZERO_SIZE[name]
@@ -148,7 +152,7 @@ def test_zero_size_shapes_match_jax(jax: Any, name: str) -> None:
 
 
 def test_logsumexp_over_no_entries_is_minus_infinity() -> None:
-    scipy_special = pytest.importorskip("scipy.special")
+    import scipy.special as scipy_special
     assert dnp.logsumexp(np.zeros(0)) == -np.inf == scipy_special.logsumexp(np.zeros(0))
     np.testing.assert_array_equal(dnp.logsumexp(np.zeros((0, 3)), axis=0),
                                   scipy_special.logsumexp(np.zeros((0, 3)), axis=0))
@@ -304,6 +308,7 @@ def test_grad_accumulates_in_place() -> None:
 # ----------------------------------------------------------------- documented conventions
 
 
+@pytest.mark.jax
 def test_abs_at_zero_is_pytorchs_convention_not_jaxs(jax: Any) -> None:
     """docs/edge-cases.md: abs'(0) = sign(0) = 0 (PyTorch); JAX gives 1."""
     for backend in AD:
@@ -311,6 +316,7 @@ def test_abs_at_zero_is_pytorchs_convention_not_jaxs(jax: Any) -> None:
     assert jax.grad(jax.numpy.abs)(0.0) == 1.0
 
 
+@pytest.mark.jax
 def test_clip_at_a_bound_is_jaxs_convention(jax: Any) -> None:
     """docs/edge-cases.md: clip at a bound shares the tie, 1/2 (JAX); torch.clamp gives 1."""
     for backend in AD:
@@ -319,13 +325,15 @@ def test_clip_at_a_bound_is_jaxs_convention(jax: Any) -> None:
             assert jax.grad(lambda x: jax.numpy.clip(x, -1.0, 1.0))(at) == 0.5
 
 
+@pytest.mark.torch
 def test_clip_at_a_bound_differs_from_torch() -> None:
-    torch = pytest.importorskip("torch")
+    torch = needs("torch")
     x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     torch.clamp(x, -1.0, 1.0).backward()
     assert x.grad.item() == 1.0 and dk.grad(lambda x: dnp.clip(x, -1.0, 1.0))(1.0) == 0.5
 
 
+@pytest.mark.jax
 def test_hessian_with_argnums_and_pytrees(jax: Any) -> None:
     f = lambda x, y: x * x * y + dnp.sin(y)  # noqa: E731  # H = [[2y, 2x], [2x, -sin y]]
     h = dk.hessian(f, argnums=(0, 1))(1.5, 0.5)
@@ -357,6 +365,7 @@ def test_jacobian_of_tuple_and_dict_outputs(backend: str | None) -> None:
     assert_close(j[1]["h"], [[math.cos(1.0), 0.0, 0.0]], rtol=rtol)
 
 
+@pytest.mark.jax
 def test_jacobian_vjp_and_jvp_of_pytree_outputs_match_jax(jax: Any) -> None:
     jnp = jax.numpy
     ours = lambda x: {"a": x * x, "b": (dnp.sum(x), dnp.exp(x[0]))}  # noqa: E731

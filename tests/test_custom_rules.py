@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -141,8 +142,9 @@ def test_stop_gradient_hvp_jacfwd_jacrev_closed_forms() -> None:
     np.testing.assert_allclose(dk.jacrev(dnp.exp)(x), jac)
 
 
+@pytest.mark.jax
 def test_against_jax() -> None:
-    jax = pytest.importorskip("jax", reason="jax not installed: pip install jax")
+    jax = needs("jax")
     jnp = jax.numpy
     jax.config.update("jax_enable_x64", True)
 

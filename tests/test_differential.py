@@ -262,7 +262,6 @@ def test_every_generated_statement_reaches_the_output():
 def test_jax_cases_reach_the_primitives_the_generator_leaves_to_them():
     """The coverage primitives (linalg, einsum, special functions ...) are judged against
     JAX in test_jax_semantics.py instead of by random programs: its cases must use each."""
-    pytest.importorskip("scipy", reason="the special-function cases need scipy")
     import diffkit.scipy.special as dsp
 
     assert JUDGED <= set(primitives.table())

@@ -7,6 +7,7 @@ import struct
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -91,8 +92,9 @@ def test_derivation_displays_as_latex():
                                 r"\sin{\left(x \right)}$$")
 
 
+@pytest.mark.notebook
 def test_comparison_to_pandas():
-    pd = pytest.importorskip("pandas")
+    pd = needs("notebook", "pandas")
     result = dk.compare("sin(x)", 1.0, backends=["forward", "reverse"], repeat=1)
     frame = result.to_pandas()
     assert isinstance(frame, pd.DataFrame)

@@ -13,16 +13,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import needs
 import scipy.linalg
 
 import diffkit as dk
 import diffkit.numpy as dnp
 import diffkit.scipy.linalg as dsl
 
-jax = pytest.importorskip("jax", reason="the JAX comparisons need jax")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-jnp = pytest.importorskip("jax.numpy")
-jsl = pytest.importorskip("jax.scipy.linalg")
+jnp = needs("jax", "jax.numpy")
+jsl = needs("jax", "jax.scipy.linalg")
 
 R = np.random.default_rng(27)
 REAL = R.standard_normal((4, 4))  # real, with complex eigenvalue pairs (checked below)

@@ -88,14 +88,12 @@ def test_basic_index_reads_slices_ints_and_new_axes():
 
 # ---------------------------------------------------------------- fused numbers (numba)
 
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                 reason="numba is not installed (pip install diffkit[jit])")
 FUSED = backend("compiled", fuse=True)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
 @pytest.mark.parametrize("n", [2, 3, 1000])
-@needs_numba
+@pytest.mark.jit
 def test_fused_rosenbrock_gradient_is_the_closed_form(dtype, rtol, n):
     x = np.random.default_rng(n).uniform(-1.5, 1.5, n).astype(dtype)
     value, g = dk.value_and_grad(rosenbrock, backend=FUSED)(x)
@@ -107,7 +105,7 @@ def test_fused_rosenbrock_gradient_is_the_closed_form(dtype, rtol, n):
                  rtol=rtol)
 
 
-@needs_numba
+@pytest.mark.jit
 def test_gather_form_tests_where_the_slices_end_in_one_loop():
     dk.grad(rosenbrock, backend=FUSED)(np.ones(50))
     src = FUSED.last.kernel_source
@@ -116,7 +114,7 @@ def test_gather_form_tests_where_the_slices_end_in_one_loop():
     assert "a0[i0 - 1]" in src and "a0[i0 + 1]" in src and "np.empty" not in src
 
 
-@needs_numba
+@pytest.mark.jit
 def test_logistic_regression_gradient_against_the_closed_form():
     rng = np.random.default_rng(3)
     X, y, w = rng.normal(size=(40, 6)), np.sign(rng.normal(size=40)), rng.normal(size=6)
@@ -141,7 +139,7 @@ FUNCTIONS = {  # elementwise chains, broadcasts, masks, shifted slices, 2-D doma
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-@needs_numba
+@pytest.mark.jit
 def test_fused_gradients_match_central_differences(name):
     f, shape = FUNCTIONS[name]
     x = np.random.default_rng(len(name)).uniform(-1.0, 1.0, shape)
@@ -150,7 +148,7 @@ def test_fused_gradients_match_central_differences(name):
     assert_close(g, dk.grad(f, backend="reverse")(x), rtol=1e-13)
 
 
-@needs_numba
+@pytest.mark.jit
 def test_jit_fuses_forward_programs_with_masks_and_broadcasts():
     f = dk.jit(lambda a, c: dnp.where(a > 0, dnp.sin(a) * c, dnp.exp(a))
                + dnp.tanh(a)[None, :] * c[:, None], fuse=True)
@@ -164,8 +162,8 @@ def test_jit_fuses_forward_programs_with_masks_and_broadcasts():
     assert_close(unfused(a, c), expected, rtol=1e-15)
 
 
-@needs_numba
-@needs_numba
+@pytest.mark.jit
+@pytest.mark.jit
 def test_fills_and_broadcasts_of_numbers_are_fused():
     f = dk.jit(lambda x: dnp.broadcast_to(2.5, x.shape) * x + dnp.broadcast_to(x[:1], x.shape),
                fuse=True)
@@ -179,7 +177,7 @@ def test_non_contiguous_inputs_are_compiled_for_their_layout():
     assert_close(dk.grad(rosenbrock, backend=FUSED)(x), rosenbrock_grad(x), rtol=1e-13)
 
 
-@needs_numba
+@pytest.mark.jit
 def test_parallel_threads_only_loops_that_gain_and_gives_the_same_values():
     """Rosenbrock's gradient is memory-bound: one LLVM thread even with parallel=True; ten
     nested sines over 2^17 elements are compute-bound: a prange, the same numbers."""
@@ -207,7 +205,7 @@ def test_parallel_threads_only_loops_that_gain_and_gives_the_same_values():
     np.testing.assert_array_equal(y, expected)  # numpy's sin is the C library's here
 
 
-@needs_numba
+@pytest.mark.jit
 def test_kernels_are_cached_on_disk_for_the_next_process(tmp_path, monkeypatch):
     monkeypatch.setenv("DIFFKIT_CACHE", str(tmp_path))
     f = dk.jit(lambda x: dnp.sin(x) * 1.25 + dnp.cos(x) * 0.75, fuse=True)
@@ -217,7 +215,7 @@ def test_kernels_are_cached_on_disk_for_the_next_process(tmp_path, monkeypatch):
     assert list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))  # numba's index
 
 
-@needs_numba
+@pytest.mark.jit
 def test_fused_and_unfused_side_by_side_in_compare():
     from diffkit.bench.harness import compare
 
@@ -233,7 +231,7 @@ def test_fused_and_unfused_side_by_side_in_compare():
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-@needs_numba
+@pytest.mark.jit
 @SETTINGS
 @given(S.programs("grad", max_ops=5))
 def test_random_fused_gradients_agree_with_the_reference(program):
@@ -327,7 +325,7 @@ def test_fusion_report_measures_each_way_and_the_floor_at_each_size(tmp_path):
     assert ran in caption
 
 
-@needs_numba
+@pytest.mark.jit
 def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
     """An MLP step: products into kept buffers (np.matmul(..., out=)), kernels between
     them; the gradient against closed forms; a second call leaves the first's results."""
@@ -355,7 +353,7 @@ def test_the_driver_keeps_its_intermediate_buffers_and_never_an_output():
     np.testing.assert_array_equal(step(W1)[1], first)
 
 
-@needs_numba
+@pytest.mark.jit
 @pytest.mark.parametrize("shape, axis, keepdims, named, exact", [
     ((512, 64), 0, False, "[0]", True), ((300, 9), (-2,), True, "[0]", True),
     ((7, 5, 3), (0, 1), False, "[0, 1]", True), ((4, 6, 2), 0, True, "[0]", True),
@@ -375,7 +373,7 @@ def test_sums_over_some_axes_fuse_leading_ones_in_numpys_order(shape, axis, keep
     assert f"-> sum{named}->" in f.program(G).fusion
 
 
-@needs_numba
+@pytest.mark.jit
 def test_a_bias_gradient_is_summed_in_the_kernel_on_every_route(monkeypatch):
     rng = np.random.default_rng(5)
     X, W, b = rng.standard_normal((400, 30)), rng.standard_normal((30, 50)), np.zeros(50)
@@ -397,7 +395,7 @@ def test_a_bias_gradient_is_summed_in_the_kernel_on_every_route(monkeypatch):
     assert "[numba]" in numba_f.program(b).fusion
 
 
-@needs_numba
+@pytest.mark.jit
 def test_an_output_that_is_a_view_of_a_kernels_array_is_never_kept():
     f = dk.jit(lambda x: (dnp.reshape(dnp.sin(x) * 2.0, (3, 4)),
                           dnp.sum(dnp.transpose(dnp.reshape(dnp.exp(x) + x, (4, 3))) @
@@ -413,7 +411,7 @@ def test_an_output_that_is_a_view_of_a_kernels_array_is_never_kept():
     assert total == pytest.approx(2.0 * np.sum(np.exp(x) + x), rel=1e-14)
 
 
-@needs_numba
+@pytest.mark.jit
 def test_a_stencils_steps_cycle_through_a_few_kept_buffers():
     """Thirty steps of the heat equation, a kernel and a concatenation each way: the
     arrays whose lifetimes do not meet share buffers; the gradient is 2 (Aᵀ)ˢ Aˢ u
@@ -437,7 +435,7 @@ def test_a_stencils_steps_cycle_through_a_few_kept_buffers():
     np.testing.assert_array_equal(step(u), g)
 
 
-@needs_numba
+@pytest.mark.jit
 def test_a_chain_of_thousands_of_operations_is_one_kernel():
     """400 steps of x <- 0.9 sin x + 0.1 x, differentiated: a kernel of thousands of
     operations built without Python's recursion; the derivative recurrence as reference."""
@@ -458,7 +456,7 @@ def test_a_chain_of_thousands_of_operations_is_one_kernel():
     np.testing.assert_array_equal(got, dk.jit(lambda x: dk.grad(f)(x), fuse=False)(x0))
 
 
-@needs_numba
+@pytest.mark.jit
 def test_float32_arithmetic_is_numpys_to_the_bit():
     """A float32 kernel computes in float32, its numbers too (numpy's weak Python scalars),
     so its arithmetic is numpy's exactly."""

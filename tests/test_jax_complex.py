@@ -21,14 +21,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
 
-jax = pytest.importorskip("jax", reason="the JAX differential test needs jax (pip install jax)")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-jnp = pytest.importorskip("jax.numpy")
+jnp = needs("jax", "jax.numpy")
 
 RTOL = 1e-9
 

@@ -13,15 +13,15 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 from jax_differential_cases import CASES, NOT_COMPARED, VALUES_ONLY
 
 import diffkit as dk
 from diffkit.core import NotApplicable
 
-jax = pytest.importorskip("jax", reason="the differential run needs jax (pip install jax)")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-pytest.importorskip("scipy", reason="diffkit.scipy needs scipy")
 from diffkit.nplib import coverage  # noqa: E402
 
 JAX_MODULES = {"numpy": "jax.numpy", "numpy.linalg": "jax.numpy.linalg", "numpy.fft": "jax.numpy.fft",

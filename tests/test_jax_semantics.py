@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 from jax_cases import CASES
 
 import diffkit as dk
 import diffkit.numpy as dnp
 import diffkit.scipy.special as dsp
 
-jax = pytest.importorskip("jax", reason="the JAX-semantics test needs jax (pip install jax)")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-jnp = pytest.importorskip("jax.numpy")
-jsp = pytest.importorskip("jax.scipy.special")
-pytest.importorskip("scipy", reason="diffkit.scipy.special needs scipy")
+jnp = needs("jax", "jax.numpy")
+jsp = needs("jax", "jax.scipy.special")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

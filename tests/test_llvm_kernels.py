@@ -8,7 +8,6 @@ replacing :func:`diffkit.compiler.kernels.lower` to get the Numba kernel.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -24,8 +23,7 @@ import diffkit.numpy as dnp
 import strategies as S
 from diffkit.compiler import kernels, llvm_kernels
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                reason="numba is not installed (pip install diffkit[jit])")
+pytestmark = pytest.mark.jit
 
 
 @pytest.fixture(autouse=True)

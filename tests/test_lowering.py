@@ -10,7 +10,6 @@ domain and at the edges (zeros of both signs, infinities, NaN, huge and tiny num
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import zlib
 
@@ -23,8 +22,6 @@ from diffkit.compiler import kernels
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import LOWERING, NOT_ELEMENTWISE, NOT_LOWERED, SIMD_ULPS
 
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                 reason="numba is not installed (pip install diffkit[jit])")
 COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
 EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-310, -1e-310, 1e-300, 1e300,
                   -1e300, 710.0, -745.5, np.inf, -np.inf, np.nan])
@@ -125,7 +122,7 @@ def assert_same(got: np.ndarray, want: np.ndarray, ulps: int, what: str,
                            f"{g[bad[:3]].tolist()} for numpy's {w[bad[:3]].tolist()}")
 
 
-@needs_numba
+@pytest.mark.jit
 @pytest.mark.parametrize("name", sorted(LOWERING))
 def test_fused_equals_numpy(name, monkeypatch):
     xs = operands(name)
@@ -142,7 +139,7 @@ def test_fused_equals_numpy(name, monkeypatch):
         assert_same(got, want, ulps, f"{name} fused {route}", LOWERING[name].at_least)
 
 
-@needs_numba
+@pytest.mark.jit
 @pytest.mark.parametrize("exponent", [2, 2.0, 0.5, -1, -1.0, 3, 1.5, -0.5, 0])
 def test_a_literal_exponent_takes_numpys_shortcut(exponent, monkeypatch):
     """``x ** 2`` is numpy's square, ``x ** 0.5`` its sqrt, ``x ** -1`` its reciprocal:

@@ -3,13 +3,15 @@ values against closed forms, on both kernel routes, at sizes that are not whole 
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench import workloads as wl
 from diffkit.compiler import kernels
 
-pytest.importorskip("numba")
+pytestmark = pytest.mark.jit
+needs("jit")
 
 
 def _data(m: int, d: int, order: str = "C") -> tuple:

@@ -8,6 +8,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -31,11 +32,12 @@ def lotka_volterra(y, t, a, b, c, d):
 
 @pytest.fixture(scope="module")
 def jax():
-    jax = pytest.importorskip("jax", reason="jax not installed: pip install jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     return jax
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("adjoint", ADJOINTS)
 @pytest.mark.parametrize("backend", ("reverse", "forward"))
 def test_logistic_gradient_matches_the_closed_form(adjoint: str, backend: str, jax,
@@ -80,6 +82,7 @@ def lv_reference(jax):
                                                    *LV_PARAMS)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("adjoint", ADJOINTS)
 def test_lotka_volterra_matches_jax_odeint(adjoint: str, lv_reference) -> None:
     def ours(y0, t, *p):
@@ -151,6 +154,7 @@ def test_continuous_adjoint_differentiates_the_equation_not_the_scheme() -> None
     assert abs(continuous - true) < 1e-3 and abs(discrete - true) < 1e-3  # ... of one answer
 
 
+@pytest.mark.jax
 def test_pytree_state_neural_ode_and_vmap(jax) -> None:
     """A dict state and a dict of MLP weights, against JAX's odeint."""
     from jax.experimental.ode import odeint as jax_odeint

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -30,11 +30,18 @@ from diffkit.bench.reference import reference
 registry = importlib.import_module("diffkit.backends")  # dk.backends is the function
 
 ROOT = Path(__file__).resolve().parents[1]
-AD = [("autograd", {}), ("jax", {}), ("jax", {"jit": True}), ("torch", {"mode": "func"}),
-      ("torch", {"mode": "backward"})]
-NUMERIC = [("numdifftools", {}), ("scipy", {})]
-MODULE = {"autograd": "autograd", "jax": "jax", "torch": "torch", "numdifftools": "numdifftools",
-          "scipy": "scipy.differentiate"}
+
+
+def cases(pairs: list[tuple[str, dict]]) -> list:
+    """Each peer with its options, marked with its extra (SciPy is in the core install)."""
+    return [pytest.param(name, options, id=name + "".join(f":{k}={v}" for k, v in options.items()),
+                         marks=() if name == "scipy" else getattr(pytest.mark, name))
+            for name, options in pairs]
+
+
+AD = cases([("autograd", {}), ("jax", {}), ("jax", {"jit": True}), ("torch", {"mode": "func"}),
+            ("torch", {"mode": "backward"})])
+NUMERIC = cases([("numdifftools", {}), ("scipy", {})])
 # torch tensors refuse numpy operands in Python operators (ndarray * tensor), and np.any()
 TORCH_REFUSES = {"logistic_regression", "least_squares", "mlp_loss", "griewank",
                  "babylonian_sqrt", "newton_cbrt", "recursive_exp"}
@@ -45,14 +52,7 @@ DERIV = ["logistic_map", "nested_sin", "runge", "piecewise", "where_piecewise", 
 
 
 def make(name: str, options: dict) -> dk.Backend:
-    """The backend, or a skip naming the missing extra."""
-    pytest.importorskip(MODULE[name], reason=f"{name} not installed: pip install "
-                        f"'diffkit[{name}]'")
     return dk.backend(name, **options)
-
-
-def ids(cases: list) -> list[str]:
-    return [name + "".join(f":{k}={v}" for k, v in o.items()) for name, o in cases]
 
 
 def expect_limits(request, name: str, options: dict, fn: str) -> None:
@@ -76,7 +76,7 @@ def check_catalog(backend: dk.Backend, fn: str, rtol: float) -> None:
 
 
 @pytest.mark.parametrize("fn", GRAD + JAC + DERIV)
-@pytest.mark.parametrize("name,options", AD, ids=ids(AD))
+@pytest.mark.parametrize("name,options", AD)
 def test_ad_peer_matches_the_reference(request, name, options, fn):
     backend = make(name, options)
     expect_limits(request, name, options, fn)
@@ -84,14 +84,14 @@ def test_ad_peer_matches_the_reference(request, name, options, fn):
 
 
 @pytest.mark.parametrize("fn", ["rosenbrock", "beale", "sin_product", "ackley"])
-@pytest.mark.parametrize("name,options", AD, ids=ids(AD))
+@pytest.mark.parametrize("name,options", AD)
 def test_ad_peer_hessian(name, options, fn):
     f, x = catalog.get(fn).make()
     got = dk.hessian(f, backend=make(name, options))(x)
     assert_close(got, reference(f, x, "hessian").derivative, rtol=1e-11)
 
 
-@pytest.mark.parametrize("name,options", AD, ids=ids(AD))
+@pytest.mark.parametrize("name,options", AD)
 def test_ad_peer_jvp_vjp_and_aux(name, options):
     b = make(name, options)
     f, x = catalog.get("polar_to_cartesian").make()
@@ -119,7 +119,7 @@ def test_ad_peer_jvp_vjp_and_aux(name, options):
     assert_close(d, 1.0 - np.tanh(np.linspace(-2.0, 2.0, 9)) ** 2, rtol=1e-15)
 
 
-@pytest.mark.parametrize("name,options", AD, ids=ids(AD))
+@pytest.mark.parametrize("name,options", AD)
 def test_peer_inside_a_diffkit_transform_is_a_clear_error(name, options):
     b = make(name, options)
     with pytest.raises(dk.DiffkitError, match="cannot run inside another diffkit transform"):
@@ -139,8 +139,9 @@ def test_jax_jit_compiles_once_and_reports_setup():
         dk.derivative(catalog.get("piecewise").fn, backend=b)(0.5)
 
 
+@pytest.mark.torch
 def test_torch_mode_is_checked():
-    pytest.importorskip("torch", reason="torch not installed: pip install 'diffkit[torch]'")
+    needs("torch")
     with pytest.raises(dk.DiffkitError, match="unknown mode 'eager'.*func, backward"):
         dk.backend("torch", mode="eager")
 
@@ -149,12 +150,12 @@ def test_torch_mode_is_checked():
 
 
 @pytest.mark.parametrize("fn", GRAD + JAC + ["logistic_map", "runge", "piecewise"])
-@pytest.mark.parametrize("name,options", NUMERIC, ids=ids(NUMERIC))
+@pytest.mark.parametrize("name,options", NUMERIC)
 def test_numeric_peer_matches_the_reference(name, options, fn):
     check_catalog(make(name, options), fn, rtol=1e-8)  # extrapolated differences: ~1e-10
 
 
-@pytest.mark.parametrize("name,options", NUMERIC, ids=ids(NUMERIC))
+@pytest.mark.parametrize("name,options", NUMERIC)
 def test_numeric_peer_hessian_jvp_vjp(name, options):
     b = make(name, options)
     f, x = catalog.get("beale").make()

@@ -6,7 +6,6 @@ fallback for an equation it has no opcode for, and the path without numba.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import sys
@@ -29,8 +28,6 @@ from diffkit.interpreters.tracer import trace
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import LOWERING
 
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                 reason="numba is not installed (pip install diffkit[jit])")
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 EDGES = (0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.5, 3.0, 1e-310, 700.0, 710.0, -745.5,
          1e308, -1e308, np.inf, -np.inf, np.nan)
@@ -72,7 +69,7 @@ def arity(name: str) -> int:
 # ---------------------------------------------------------------- every opcode vs numpy
 
 
-@needs_numba
+@pytest.mark.jit
 @pytest.mark.parametrize("name", sorted(LOWERING))
 def test_every_lowered_primitive_gives_numpys_float64_value(name):
     """Each primitive with a formula in the lowering registry, as the rows of its formula."""
@@ -93,7 +90,7 @@ def test_every_lowered_primitive_gives_numpys_float64_value(name):
         assert same(got, want, max(2, LOWERING[name].ulps)), f"{name}{xs}: VM {got!r}, numpy {want!r}"
 
 
-@needs_numba
+@pytest.mark.jit
 def test_edge_cases_are_inf_and_nan_as_in_numpy_never_an_exception():
     f = dk.jit(lambda x, y: (dnp.log(x), x / x, dnp.exp(y * 1000.0), (x - 2.0) ** 0.5,
                              1.0 / x, x ** -1.0, dnp.sqrt(x - 1.0), dnp.arccosh(x + 0.5)),
@@ -108,7 +105,7 @@ def test_edge_cases_are_inf_and_nan_as_in_numpy_never_an_exception():
     assert all(type(o) is np.float64 for o in outs)
 
 
-@needs_numba
+@pytest.mark.jit
 def test_a_boolean_output_is_a_numpy_bool_and_a_constant_output_stays_itself():
     f = dk.jit(lambda x: (x > 1.0, dnp.where(x > 1.0, x, -x), 2.5), fuse=True)
     big, y, c = f(2.0)
@@ -127,7 +124,7 @@ def loop(x):
     return x
 
 
-@needs_numba
+@pytest.mark.jit
 def test_scalar_loop_gradient_runs_on_the_vm_and_equals_the_derivative_recurrence():
     g = dk.jit(lambda x: dk.grad(loop)(x), fuse=True)
     for x0 in (0.3, -1.7, 2.9):
@@ -141,7 +138,7 @@ def test_scalar_loop_gradient_runs_on_the_vm_and_equals_the_derivative_recurrenc
     assert len(prog.graph) > 4000
 
 
-@needs_numba
+@pytest.mark.jit
 @pytest.mark.parametrize("f, df, xs", [
     (lambda x: x ** 2.5 + x ** 3 + 2.0 ** x + dnp.sqrt(x),
      lambda x: 2.5 * x ** 1.5 + 3 * x ** 2 + math.log(2) * 2 ** x + 0.5 / math.sqrt(x),
@@ -165,7 +162,7 @@ def test_gradients_on_the_vm_equal_closed_forms(f, df, xs):
     assert g.program(xs[0]).vm is not None
 
 
-@needs_numba
+@pytest.mark.jit
 def test_value_and_grad_of_two_variables_on_the_compiled_backend():
     vg = dk.value_and_grad(lambda x, y: dnp.exp(x * y) - y / x, argnums=(0, 1),
                            backend=backend("compiled", fuse=True))
@@ -188,7 +185,7 @@ def scalar_programs(draw) -> S.Program:
     return p
 
 
-@needs_numba
+@pytest.mark.jit
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scalar_programs())
 def test_random_scalar_programs_vm_equals_plain_floats_and_the_reference(program):
@@ -207,7 +204,6 @@ def test_random_scalar_programs_vm_equals_plain_floats_and_the_reference(program
 
 
 def test_a_graph_with_an_equation_without_lowering_runs_on_plain_floats():
-    pytest.importorskip("scipy")
     from diffkit.scipy.special import erf
 
     g = trace(lambda x: erf(x) * dnp.sin(x), (1.5,))
@@ -244,6 +240,7 @@ def test_without_numba_a_scalar_program_says_so_and_runs_on_plain_floats(monkeyp
     assert_close(f(0.3), dx, rtol=1e-12)
 
 
+@pytest.mark.jit
 def test_show_code_says_a_scalar_program_runs_on_the_tape_vm(capsys):
     from diffkit_cli.main import main
 

@@ -9,18 +9,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import needs, assert_close
 
 import diffkit as dk
 
-pytest.importorskip("scipy", reason="diffkit.scipy.stats needs scipy")
 import scipy.stats as ss  # noqa: E402
 
 import diffkit.scipy.stats as dst  # noqa: E402
 
-jax = pytest.importorskip("jax", reason="the gradient checks need jax")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
-jst = pytest.importorskip("jax.scipy.stats")
+jst = needs("jax", "jax.scipy.stats")
 
 U = Callable[[np.random.Generator], float]
 

@@ -4,13 +4,15 @@ backpropagation, on both kernel routes, at the edges of the rule."""
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench import workloads as wl
 from diffkit.compiler.short_products import SHORT, WIDE
 
-pytest.importorskip("numba")
+pytestmark = pytest.mark.jit
+needs("jit")
 
 
 def _library_product(source: str) -> bool:

@@ -7,6 +7,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -104,8 +105,9 @@ def test_unrolled_gradient_follows_the_iterations_implicit_the_answer() -> None:
     assert abs(float(dk.grad(solve)(2.0, "implicit", 40)) - exact) < 1e-14
 
 
+@pytest.mark.jax
 def test_custom_root_matches_jax() -> None:
-    jax = pytest.importorskip("jax", reason="jax not installed: pip install jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
 

@@ -17,7 +17,6 @@ import pytest
 import diffkit as dk
 
 mpmath = pytest.importorskip("mpmath")
-pytest.importorskip("scipy", reason="diffkit.scipy.special needs scipy")
 import diffkit.scipy.special as dsp  # noqa: E402
 
 mp = mpmath.mp

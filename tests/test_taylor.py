@@ -7,6 +7,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -15,7 +16,8 @@ from diffkit.bench.structured import taylor_chain
 from diffkit.core import using
 from diffkit.primitives import table
 
-jax = pytest.importorskip("jax")
+pytestmark = pytest.mark.jax
+jax = needs("jax")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 from jax.experimental import jet as jax_jet  # noqa: E402

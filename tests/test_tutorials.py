@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import needs
 
 TUTORIALS = sorted((Path(__file__).parents[1] / "docs" / "tutorials").glob("[0-9]*.py"))
 
@@ -17,11 +18,12 @@ def test_there_are_five_tutorials():
     assert [p.stem[:2] for p in TUTORIALS] == ["01", "02", "03", "04", "05"]
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_tutorial_runs_as_a_notebook(path):
-    jupytext = pytest.importorskip("jupytext")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
+    jupytext = needs("notebook", "jupytext")
+    nbclient = needs("notebook")
+    needs("notebook", "ipykernel")
     notebook = jupytext.read(path)
     start = time.monotonic()
     nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
@@ -38,12 +40,13 @@ def test_tutorial_runs_as_a_notebook(path):
         assert "text/latex" in shown  # dk.closed_form(...) typeset
 
 
+@pytest.mark.notebook
 def test_the_documented_jupytext_command_executes_a_tutorial(tmp_path):
     """README's command: jupytext converts and executes with the environment's kernel."""
     import shutil
     import subprocess
 
-    pytest.importorskip("nbconvert")
+    needs("notebook", "nbconvert")
     jupytext = shutil.which("jupytext")
     if jupytext is None:
         pytest.skip("jupytext's command is not on PATH")

@@ -7,8 +7,10 @@ them, bit for bit; and a loop calling them vectorizes."""
 
 import numpy as np
 import pytest
+from conftest import needs
 
-pytest.importorskip("llvmlite")
+pytestmark = pytest.mark.jit
+needs("jit", "llvmlite")
 mpmath = pytest.importorskip("mpmath")
 
 from diffkit.compiler import vector_math  # noqa: E402

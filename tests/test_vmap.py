@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -110,8 +111,9 @@ def test_mistakes_are_one_clear_line(call, words: str) -> None:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.jax
 def test_matches_jax() -> None:
-    jax = pytest.importorskip("jax", reason="jax not installed: pip install jax")
+    jax = needs("jax")
     jnp = jax.numpy
     jax.config.update("jax_enable_x64", True)
     fj = lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)  # noqa: E731

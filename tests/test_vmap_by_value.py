@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -38,11 +39,12 @@ CASES: dict[str, tuple[Callable[[Any, Any], Any], np.ndarray]] = {
 
 @pytest.fixture(scope="module")
 def jnp() -> Any:
-    jax = pytest.importorskip("jax", reason="jax not installed: pip install jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     return jax.numpy
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_vmap_by_value_matches_jax(name: str, jnp: Any) -> None:
     import jax
@@ -53,6 +55,7 @@ def test_vmap_by_value_matches_jax(name: str, jnp: Any) -> None:
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-15)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("backend", ["reverse", "forward"])
 def test_per_example_gradient_matches_jax(name: str, backend: str, jnp: Any) -> None:
@@ -63,6 +66,7 @@ def test_per_example_gradient_matches_jax(name: str, backend: str, jnp: Any) -> 
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-14)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", ["sort", "at-argmax", "column-at-argmax", "take"])
 def test_gradient_through_vmap_matches_jax(name: str, jnp: Any) -> None:
     """grad of vmap: the gather's batching rule inside a reverse sweep."""
@@ -112,6 +116,7 @@ def test_mask_from_another_example_is_refused() -> None:
         dk.vmap(lambda a: a[a > 1.0])(X)
 
 
+@pytest.mark.jax
 def test_an_index_from_the_outer_vmap_gathers_inside_the_inner_one(jnp: Any) -> None:
     """The index is batched at one level, the values at another: both gathers' rules meet."""
     import jax

@@ -3,6 +3,7 @@ every way the race runs them: closed forms where they exist, jax.grad otherwise.
 
 import numpy as np
 import pytest
+from conftest import needs
 
 import diffkit as dk
 from diffkit.bench import workloads as wl
@@ -33,9 +34,10 @@ def test_heat_stencil_is_linear_so_its_gradient_is_twice_the_transpose(backend):
     np.testing.assert_allclose(grad, 2.0 * M.T @ M @ u0, rtol=1e-12)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("backend", WAYS)
 def test_mlp_and_softmax_against_jax(backend):
-    jax = pytest.importorskip("jax")
+    jax = needs("jax")
     jnp = jax.numpy
     jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(0)
@@ -60,6 +62,7 @@ def _stencil_matrix(n: int, steps: int, r: float = 0.25) -> np.ndarray:
     return np.linalg.matrix_power(A, steps)
 
 
+@pytest.mark.jit
 def test_stencil_steps_are_one_kernel_each_not_one_recomputing_kernel():
     # each value is needed at the step before's i-1, i, i+1: one kernel for all steps
     # would recompute 3^steps values per element; the values views read at shifted
@@ -71,6 +74,7 @@ def test_stencil_steps_are_one_kernel_each_not_one_recomputing_kernel():
     np.testing.assert_allclose(grad, 2.0 * M.T @ M @ u, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.jit
 def test_a_kernel_still_too_large_runs_unfused_and_says_so(monkeypatch):
     from diffkit.compiler import kernel_ir
 
@@ -88,10 +92,11 @@ def _cnn_case() -> tuple:
     return params, rng.standard_normal((5, 1, 6, 6)), np.eye(4)[rng.integers(0, 4, 5)]
 
 
+@pytest.mark.jax
 def test_cnn_gradient_compiled_equals_eager_reverse_and_jax():
     # the race's CNN: diffkit's default compiled gradient (fused kernels) against eager
     # reverse and against jax.grad of jax's own spelling (lax.conv_general_dilated)
-    jax = pytest.importorskip("jax")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     params, X, Y = _cnn_case()
     compiled = dk.grad(wl.cnn_loss, backend="compiled")(params, X, Y)
@@ -105,9 +110,12 @@ def test_cnn_gradient_compiled_equals_eager_reverse_and_jax():
     assert " kernels, " in program.fusion and "unfused" not in program.fusion, program.fusion
 
 
+@pytest.mark.torch
+@pytest.mark.jax
+@pytest.mark.autograd
 def test_cnn_convolution_spellings_agree():
-    torch = pytest.importorskip("torch")
-    jax = pytest.importorskip("jax")
+    torch = needs("torch")
+    jax = needs("jax")
     jax.config.update("jax_enable_x64", True)
     params, X, Y = _cnn_case()
     ours = wl.conv2d_same(X, params[0])
@@ -121,4 +129,4 @@ def test_cnn_convolution_spellings_agree():
     for g, reference in zip(grads, theirs):
         np.testing.assert_allclose(g.numpy(), np.asarray(reference), rtol=1e-10, atol=1e-15)
     with pytest.raises(dk.DiffkitError, match="no convolution for namespace 'autograd.numpy'"):
-        wl.conv2d_same(X, params[0], np=pytest.importorskip("autograd.numpy"))
+        wl.conv2d_same(X, params[0], np=needs("autograd", "autograd.numpy"))
