@@ -126,6 +126,7 @@ def test_peer_inside_a_diffkit_transform_is_a_clear_error(name, options):
         dk.grad(lambda x: dk.grad(dnp.sin, backend=b)(x))(0.5)
 
 
+@pytest.mark.jax
 def test_jax_jit_compiles_once_and_reports_setup():
     b = make("jax", {"jit": True})
     f, x = catalog.get("rosenbrock").make(n=5)
@@ -167,6 +168,7 @@ def test_numeric_peer_hessian_jvp_vjp(name, options):
     assert_close(dk.vjp(g, x, backend=b)[1](v)[0], v @ jac, rtol=1e-8)
 
 
+@pytest.mark.numdifftools
 def test_numdifftools_options():
     b = make("numdifftools", {"method": "complex"})
     assert_close(dk.grad(lambda x: dnp.sum(dnp.exp(x) * x), backend=b)([0.5, 1.0]),
