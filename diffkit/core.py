@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -290,6 +292,10 @@ class Box:
         return bool(primal(self))
 
     def __float__(self) -> float:
+        inside = converter(sys._getframe(1))
+        if inside is not None:
+            raise TypeError(f"{inside} took float() of a value being differentiated, "
+                            f"{_DROPPED}")
         raise TypeError(
             "float() of a value being differentiated would drop its derivative: use "
             "diffkit.numpy functions (dnp.sin, not math.sin), or .item() to take the "
@@ -305,8 +311,47 @@ class Box:
         return self.value
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        inside = converter(sys._getframe(1))
+        if inside is not None:
+            raise TypeError(f"{inside} converted a value being differentiated to a plain "
+                            f"numpy array, {_DROPPED}")
         raise TypeError(
             "this numpy call would convert a value being differentiated to a plain "
             "array and drop its derivative: use the diffkit.numpy function instead "
             "(import diffkit.numpy as dnp), e.g. dnp.stack instead of np.array"
         )
+
+
+_DIFFKIT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+_COMPREHENSIONS = ("<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>")
+_DROPPED = ("which would drop its derivative; that is diffkit's own code, not yours: it "
+            "cannot take this transform's values there (please report it), so differentiate "
+            "with another backend or transform meanwhile")
+
+
+def converter(frame: Any) -> str | None:
+    """The diffkit function that asked numpy for a plain number or array, named as users
+    reach it (``dk.nn.Linear.forward``), from the first frame outside numpy; None when
+    that frame is not diffkit's (the user's own numpy call: their line is in the traceback)."""
+    while frame is not None and frame.f_code.co_filename.startswith(_NUMPY):
+        frame = frame.f_back
+    if frame is None or not os.path.abspath(frame.f_code.co_filename).startswith(_DIFFKIT):
+        return None
+    module = str(frame.f_globals.get("__name__", "diffkit"))
+    qual = getattr(frame.f_code, "co_qualname", frame.f_code.co_name).split(".")
+    while len(qual) > 2 and qual[-1] in _COMPREHENSIONS:  # (a list comprehension's frame)
+        del qual[-2:]
+    this, cls = frame.f_locals.get("self"), getattr(sys.modules.get(module), qual[0], None)
+    if len(qual) == 2 and isinstance(cls, type) and isinstance(this, cls) \
+            and type(this).__module__.startswith("diffkit"):
+        module, qual[0] = type(this).__module__, type(this).__name__  # Conv2d, not _ConvNd
+    parts = module.split(".")
+    home = sys.modules.get(module)
+    for k in range(1, len(parts)):  # the shortest package that exports it
+        package = sys.modules.get(".".join(parts[:k]))
+        if package is not None and qual[0] in vars(package) \
+                and vars(package)[qual[0]] is getattr(home, qual[0], None):
+            parts = parts[:k]
+            break
+    return ".".join(["dk", *parts[1:], *qual])

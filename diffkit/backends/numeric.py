@@ -15,12 +15,13 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..core import NotApplicable
+from ..core import Interpreter, NotApplicable, new_level
 from . import complex_points as cp
 from . import finite_diff as fd
 from . import Backend
@@ -30,6 +31,19 @@ from . import Backend
 # error ~ h + eps/h one-sided, h^2 + eps/h central, eps for the complex step), with room
 PROMISES = {"forward": 1e-4, "backward": 1e-4, "central": 1e-5, "richardson": 1e-7,
             "complex": 1e-10}
+
+
+def _own_level(method: Callable) -> Callable:
+    """``method(self, fun, x, ...)`` whose ``fun`` runs inside a level of its own, one no
+    value belongs to: as under any other transform, a ``dk.nn`` module there computes
+    with its parameters' arrays, not on their tape (whose tensors no difference takes)."""
+    @functools.wraps(method)
+    def wrapper(self: Any, fun: Callable, *args: Any, **kwargs: Any) -> Any:
+        def inside(*a: Any, **k: Any) -> Any:
+            with new_level(Interpreter):
+                return fun(*a, **k)
+        return method(self, inside, *args, **kwargs)
+    return wrapper
 
 
 class NumericBackend(Backend):
@@ -60,12 +74,14 @@ class NumericBackend(Backend):
             return 1e-3
         return PROMISES[self.options["method"]]
 
+    @_own_level
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
         if np.iscomplexobj(x):
             return value, aux, self._complex_jacobian(scalar, x)
         return value, aux, self._run(fd.gradient, scalar, x, batched=self.options["batched"])
 
+    @_own_level
     def jacobian(self, fun: Callable, x: Any) -> Any:
         if np.iscomplexobj(x):
             return self._complex_jacobian(fun, x)
@@ -92,6 +108,7 @@ class NumericBackend(Backend):
                 "which a complex input already uses; use central differences "
                 "(numeric[method=central]) or AD")
 
+    @_own_level
     def hessian(self, fun: Callable, x: Any) -> Any:
         if np.iscomplexobj(x):  # holomorphic f (the transform sees to it): f'' = d2f/dx2
             self._real_step_only()
@@ -101,9 +118,11 @@ class NumericBackend(Backend):
             return re + 1j * im
         return self._run(fd.hessian, fun, x)
 
+    @_own_level
     def derivative(self, fun: Callable, x: Any) -> Any:
         return self._run(fd.derivative, fun, x)
 
+    @_own_level
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         """One derivative along ``x_dot`` (not the whole Jacobian)."""
         y = fun(x)
@@ -115,6 +134,7 @@ class NumericBackend(Backend):
                           batched=False)
         return y, along[0] + 1j * along[1] if np.iscomplexobj(y) else along[0]
 
+    @_own_level
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         """From the whole Jacobian; of a complex input, from the differences along both
         directions of every entry (the transpose of the real-linear JVP)."""

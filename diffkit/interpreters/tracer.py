@@ -32,7 +32,7 @@ from ..compiler.ir import Atom, Const, Eqn, Graph, Var
 from ..core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
                     primal)
 from ..pytree import flatten
-from ..primitives.compare import COMPARISONS, select
+from ..primitives.compare import COMPARISONS, select, without_derivatives
 
 _DIFFKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PRIMITIVES = os.path.join(_DIFFKIT, "primitives")
@@ -360,10 +360,11 @@ def replay(graph: Graph, inputs: Sequence[Any]) -> dict[Var, Any]:
 
 
 def apply(e: Eqn, args: list[Any]) -> Any:
-    """One equation on actual operands; a comparison looks at primal values only (its
-    derivative is zero, and a mask carries no tangent)."""
+    """One equation on actual operands; a comparison looks at values only (its derivative
+    is zero, and a mask carries no tangent), one per example under ``vmap``."""
     if not e.prim.jvp and e.prim.jvp_joint is None:
-        args = [primal(a) for a in args]
+        args = [primal(a) if isinstance(a, Box) and a.expression else without_derivatives(a)
+                for a in args]
     return bind(e.prim, *args, **e.params)
 
 

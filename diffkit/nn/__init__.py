@@ -31,12 +31,12 @@ from .init import (calculate_gain, constant_, kaiming_normal_, kaiming_uniform_,
                    ones_, uniform_, xavier_normal_, xavier_uniform_, zeros_)
 from .losses import (CrossEntropyLoss, HingeEmbeddingLoss, MSELoss, cross_entropy,
                      hinge_embedding_loss, mse_loss)
-from .modules import (Identity, LayerNorm, Linear, Module, ReLU, Residual, Sequential, Sigmoid,
-                      Tanh, functional_call, manual_seed, mlp, ravel_parameters)
+from .modules import (Dropout, Identity, LayerNorm, Linear, Module, ReLU, Residual, Sequential,
+                      Sigmoid, Tanh, functional_call, manual_seed, mlp, ravel_parameters)
 
 __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "Flatten", "MaxPool2d",
-           "CrossEntropyLoss", "HingeEmbeddingLoss", "Identity", "LayerNorm", "Linear",
-           "MSELoss", "Module", "ReLU", "Residual", "Sequential", "Sigmoid", "Tanh",
+           "CrossEntropyLoss", "Dropout", "HingeEmbeddingLoss", "Identity", "LayerNorm",
+           "Linear", "MSELoss", "Module", "ReLU", "Residual", "Sequential", "Sigmoid", "Tanh",
            "calculate_gain", "constant_", "cross_entropy", "functional_call",
            "hinge_embedding_loss", "init", "kaiming_normal_", "kaiming_uniform_", "manual_seed",
            "mlp", "mse_loss", "normal_", "ones_", "ravel_parameters", "uniform_",

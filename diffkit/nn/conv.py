@@ -180,7 +180,10 @@ class _BatchNorm(Module):
     def forward(self, x: Any) -> Any:
         """Training (or no running statistics): normalize by the batch's mean and biased
         variance, and update the running ones (unbiased variance, ``momentum``); evaluation:
-        normalize by the running ones."""
+        normalize by the running ones. The update needs the batch's statistics as numbers,
+        one per channel: a graph being traced (``dk.jit``, the compiled backend, graph
+        mode) has none yet, and under ``vmap`` each example has its own, so there the
+        running statistics are left as they are (the output is the same)."""
         x = _as_input(x)
         if x.ndim not in self.ndims or x.shape[1] != self.num_features:
             raise DiffkitError(f"{type(self).__name__}({self.num_features}): input of shape "
@@ -191,12 +194,13 @@ class _BatchNorm(Module):
         if self.training or self.running_mean is None:
             mean = dnp.mean(x, axis=axes, keepdims=True)
             var = dnp.mean((x - mean) ** 2, axis=axes, keepdims=True)
-            if self.running_mean is not None:
+            batch_mean, batch_var = primal(mean), primal(var)
+            if self.running_mean is not None and _one_per_channel(batch_mean, self.num_features):
                 count = x.size // self.num_features
                 m = self.momentum
-                self.running_mean = (1 - m) * self.running_mean + m * np.ravel(primal(mean))
+                self.running_mean = (1 - m) * self.running_mean + m * np.ravel(batch_mean)
                 self.running_var = ((1 - m) * self.running_var
-                                    + m * np.ravel(primal(var)) * count / max(count - 1, 1))
+                                    + m * np.ravel(batch_var) * count / max(count - 1, 1))
         else:
             mean, var = self.running_mean.reshape(at_channel), self.running_var.reshape(at_channel)
         y = (x - mean) / dnp.sqrt(var + self.eps)
@@ -206,6 +210,11 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
+
+
+def _one_per_channel(value: Any, channels: int) -> bool:
+    """Whether a batch statistic is a plain array with one number per channel."""
+    return type(value) is np.ndarray and value.size == channels
 
 
 class BatchNorm1d(_BatchNorm):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, primal
+from ..core import Box, DiffkitError, primal, shape
 from .modules import Module, _as_input
 
 
@@ -23,51 +23,58 @@ def _reduce(loss: Any, reduction: str) -> Any:
 
 def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
     """Mean of squared differences; ``input`` and ``target`` must have the same shape."""
-    if np.shape(primal(input)) != np.shape(primal(target)):
-        raise DiffkitError(f"mse_loss: input shape {np.shape(primal(input))} and target shape "
-                           f"{np.shape(primal(target))} differ (broadcasting them is almost "
+    if shape(input) != shape(target):
+        raise DiffkitError(f"mse_loss: input shape {shape(input)} and target shape "
+                           f"{shape(target)} differ (broadcasting them is almost "
                            "always a bug); reshape one of them")
     diff = _as_input(input) - _as_input(target)
     return _reduce(diff * diff, reduction)
 
 
+def _labels(target: Any) -> np.ndarray | None:
+    """The label values to check (every example's under ``vmap``), or None for labels
+    traced into a graph (graph mode), which have none yet."""
+    values = primal(target)
+    return None if isinstance(values, Box) else np.asarray(values)
+
+
 def cross_entropy(logits: Any, target: Any, reduction: str = "mean") -> Any:
     """``logsumexp(logits_n) - logits_n[target_n]`` per sample: softmax cross-entropy from
     unnormalized scores (N, C) and integer class labels (N,), stable for large scores.
+    Labels that are themselves traced (graph mode) or one set per example (``vmap``) pick
+    their logits through a mask.
 
     >>> from diffkit import nn
     >>> float(nn.cross_entropy(np.array([[1000.0, 0.0]]), np.array([0])))
     0.0
     """
-    n_shape = np.shape(primal(logits))
-    if isinstance(primal(target), Box):  # labels traced into a graph (graph mode): no values
-        if len(n_shape) != 2 or np.shape(primal(target)) != n_shape[:1]:
-            raise DiffkitError(f"cross_entropy: logits must be (N, C) and target (N,), got "
-                               f"{n_shape} and {np.shape(primal(target))}")
-        picked = dnp.sum(dnp.where(target[:, None] == np.arange(n_shape[1]), logits, 0.0), axis=-1)
-        return _reduce(dnp.logsumexp(logits, axis=-1) - picked, reduction)
-    target = np.asarray(primal(target))
-    if len(n_shape) != 2 or target.shape != n_shape[:1]:
+    n_shape = shape(logits)
+    if len(n_shape) != 2 or shape(target) != n_shape[:1]:
         raise DiffkitError(f"cross_entropy: logits must be (N, C) and target (N,), got "
-                           f"{n_shape} and {target.shape}")
-    if target.dtype.kind not in "iu" or target.size and not (
-            0 <= target.min() and target.max() < n_shape[1]):
+                           f"{n_shape} and {shape(target)}")
+    labels = _labels(target)
+    if labels is not None and (labels.dtype.kind not in "iu" or labels.size and not (
+            0 <= labels.min() and labels.max() < n_shape[1])):
         raise DiffkitError(f"cross_entropy: target must hold integer class labels in "
-                           f"[0, {n_shape[1]}), got dtype {target.dtype}")
-    picked = logits[np.arange(n_shape[0]), target]
+                           f"[0, {n_shape[1]}), got dtype {labels.dtype}")
+    if isinstance(target, Box):
+        picked = dnp.sum(dnp.where(target[:, None] == np.arange(n_shape[1]), logits, 0.0), axis=-1)
+    else:
+        picked = logits[np.arange(n_shape[0]), labels]
     return _reduce(dnp.logsumexp(logits, axis=-1) - picked, reduction)
 
 
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: A002
                          reduction: str = "mean") -> Any:
     """Per entry: ``input`` where target is 1, ``max(0, margin - input)`` where it is -1."""
-    target = np.asarray(primal(target))
-    if not np.isin(target, (-1, 1)).all():
+    labels = _labels(target)
+    if labels is not None and not np.isin(labels, (-1, 1)).all():
         raise DiffkitError("hinge_embedding_loss: target entries must be 1 or -1")
-    if tuple(target.shape) != tuple(np.shape(primal(input))):
-        raise DiffkitError(f"hinge_embedding_loss: input shape {np.shape(primal(input))} and "
-                           f"target shape {target.shape} differ")
-    return _reduce(dnp.where(target == 1, input, dnp.relu(margin - input)), reduction)
+    if shape(target) != shape(input):
+        raise DiffkitError(f"hinge_embedding_loss: input shape {shape(input)} and "
+                           f"target shape {shape(target)} differ")
+    is_one = target == 1 if isinstance(target, Box) else labels == 1
+    return _reduce(dnp.where(is_one, input, dnp.relu(margin - input)), reduction)
 
 
 class _Loss(Module):

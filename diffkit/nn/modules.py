@@ -1,8 +1,21 @@
 """Modules: parameters as tensor leaves, Linear, Sequential, activations, LayerNorm,
-residual blocks, and the functional view of a model (``functional_call``)."""
+residual blocks, dropout, and the functional view of a model (``functional_call``).
+
+A module's parameters are leaves of the tensors' own tape (``requires_grad=True``). Called
+inside a functional transform (``dk.grad``, ``jvp``, ``vjp``, ``jacobian``, ``hessian``,
+``vmap``, ``jit``, ``checkpoint``, ``backend="compiled"``) the module computes with its
+parameters' arrays instead, as constants of that transform, as a closed-over array would
+be: the transform returns plain arrays, records nothing on the parameters' tape and
+touches no ``.grad``, whatever ran before in the process. To differentiate the
+parameters there, pass them: ``functional_call(model, params, x)`` or
+``dk.grad(loss, weights=model.parameters())``. (As in JAX, a program compiled by
+``dk.jit`` or ``backend="compiled"`` keeps the constants it was traced with: a model that
+is trained between calls belongs in its arguments, through ``functional_call``.)
+"""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -10,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, primal
-from ..interpreters.tensor import Tensor, tensor
+from ..core import Box, DiffkitError, _levels, primal
+from ..interpreters.tensor import AMBIENT, Tensor, tensor
 from ..transforms.mode import get_mode
+from ..transforms.record import _Recording
 
 RNG = np.random.Generator | int | None
 _default_rng = [np.random.default_rng()]
@@ -78,8 +92,12 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """``forward``; in graph mode, on tensors, one compiled operation (see
-        :mod:`diffkit.nn.graph_mode`)."""
+        """``forward``; inside a functional transform with the parameters as constants
+        (see the module's docstring); in graph mode, on tensors, one compiled operation
+        (see :mod:`diffkit.nn.graph_mode`)."""
+        if in_transform():
+            with constants(self):
+                return self.forward(*args, **kwargs)
         if not kwargs and get_mode() == "graph":
             from .graph_mode import applies, graph_call
             if applies(self, args):
@@ -176,6 +194,30 @@ class Module:
             return f"{type(self).__name__}({self.extra_repr()})"
         lines = ([self.extra_repr()] if self.extra_repr() else []) + children
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def in_transform() -> bool:
+    """True inside a functional transform: a level is open that is neither the tensors'
+    own tape (a checkpoint re-enters it to replay a segment) nor a ``dk.record()`` block."""
+    return any(t is not AMBIENT and type(t) is not _Recording for t in _levels)
+
+
+@contextlib.contextmanager
+def constants(module: Module) -> Iterator[None]:
+    """Inside, every tensor on the tensors' own tape that ``module`` or a module below it
+    holds as an attribute (its parameters, constant tensors) is that tensor's array.
+    Parameters standing in for a transform's values (``weights=``) or replaced by
+    :func:`functional_call` are not such tensors and stay as they are."""
+    swapped = [(m, name, value) for m in module.modules() for name, value in vars(m).items()
+               if type(value) is Tensor and value._interp is AMBIENT]
+    try:
+        for m, name, t in swapped:
+            object.__setattr__(m, name, t.value)
+        yield
+    finally:
+        for m, name, t in reversed(swapped):
+            if m.__dict__.get(name) is t.value:  # (unless forward assigned something else)
+                object.__setattr__(m, name, t)
 
 
 def _assign(p: Tensor, value: np.ndarray) -> None:
@@ -277,6 +319,45 @@ class ReLU(_Elementwise):
 class Identity(_Elementwise):
     """Returns its input."""
     fn = staticmethod(lambda x: x)
+
+
+class Dropout(Module):
+    """While training, each entry is zeroed with probability ``p`` and the others are
+    scaled by ``1 / (1 - p)`` (PyTorch's inverted dropout); in evaluation, the identity.
+
+    The mask comes from ``key``: a seed (an int) gives the same mask for the same input
+    shape at every call, as a fixed JAX key does, so every style and transform of one
+    call sees one mask; a ``numpy.random.Generator``, or ``None`` (the generator of
+    :func:`manual_seed`), draws a new mask at every call, as PyTorch does. A ``key``
+    given to the call overrides the module's. Under ``vmap`` one mask serves every
+    example, and a program compiled by ``dk.jit`` keeps the mask it was traced with.
+
+    >>> from diffkit import nn
+    >>> nn.Dropout(0.5, key=0)(np.ones((1, 6))).tolist()
+    [[2.0, 0.0, 0.0, 0.0, 2.0, 2.0]]
+    """
+
+    def __init__(self, p: float = 0.5, *, key: RNG = None) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise DiffkitError(f"Dropout: p must be a probability in [0, 1], got {p!r}")
+        self.p, self.key = float(p), key
+
+    def mask(self, shape: tuple[int, ...], key: RNG = None) -> np.ndarray:
+        """The factors a training call multiplies an input of ``shape`` by: 0 or 1/(1-p)."""
+        key = self.key if key is None else key
+        g = np.random.default_rng(key) if isinstance(key, (int, np.integer)) else _generator(key)
+        keep = g.random(shape) >= self.p
+        return keep / (1.0 - self.p) if self.p < 1.0 else np.zeros(shape)
+
+    def forward(self, x: Any, key: RNG = None) -> Any:
+        x = _as_input(x)
+        if not self.training or self.p == 0.0:
+            return x
+        return x * self.mask(tuple(x.shape), key)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
 
 
 class LayerNorm(Module):
