@@ -23,27 +23,29 @@ from diffkit.bench.harness import compare
 from diffkit.core import DiffkitError
 from diffkit.reporting.page import page
 from diffkit.reporting.report import build
-from diffkit.reporting.runner import Runner, run_all, run_on
-from diffkit.reporting import sparse_taylor
+from diffkit.reporting.runner import Runner, run_all, run_on, sections
 from diffkit.reporting.spec import FIGURES, load_spec
 
-SMALL = {  # all seven figures, the fewest cells that still show each (CI: a few seconds)
+SMALL = {  # every figure, the fewest cells that still show each (CI: a few seconds)
     "title": "small",
     "functions": ["exp", "babylonian_sqrt"],  # symbolic is n/a on a while loop
     "backends": ["symbolic", "reverse"],
-    # (the coloring and orders figures are measured in this process, not as stored cells
-    # a cluster could share: they keep no results file yet)
-    "figures": [f for f in FIGURES if f not in sparse_taylor.DEFAULTS],
+    "figures": list(FIGURES),
     "limits": {"timeout": 30, "memory_mb": 1024, "repeat": 1},
     "steps": {"functions": ["exp"], "methods": ["central", "complex"]},
     "swell": {"functions": ["logistic_map"], "depths": [1, 2]},
     "scaling": {"function": "rosenbrock", "sizes": [2, 4], "backends": ["forward", "reverse"]},
     "jacobian": {"inputs": [2, 4], "outputs": [1]},
     "memory": {"function": "nested_sin", "size": 10, "depths": [1, 2]},
+    "graphmode": {"function": "rosenbrock", "sizes": [2, 4]},
+    "coloring": {"sizes": [10], "problems": ["banded"]},
+    "orders": {"function": "exp", "orders": [1, 2], "ways": ["numeric", "taylor"]},
+    "solvers": {"functions": ["newton_cubic"], "iterations": [2, 4]},
 }
 MEASURED = {"time_s", "f_time_s", "setup_s", "cost_ratio", "time_spread_s", "first_call_s",
             "peak_bytes", "host", "cpu", "concurrency"}
-IDENT = ("sweep", "function", "backend", "method", "n", "m", "depth", "step", "auto")
+IDENT = ("sweep", "cell", "function", "backend", "method", "way", "n", "m", "depth", "step",
+         "steps", "auto")
 
 
 def ident(r):
@@ -108,6 +110,7 @@ def test_an_experiment_on_a_cluster_is_one_line(capsys):
 
 def test_a_report_whose_every_task_was_lost_still_builds(tmp_path):
     """Every cell ``lost``: each figure and table shows them; the next run measures them."""
+    from diffkit.reporting import solvers
     from diffkit.reporting.figures import draw
 
     spec = load_spec(SMALL)
@@ -122,12 +125,17 @@ def test_a_report_whose_every_task_was_lost_still_builds(tmp_path):
     data = run_all(spec, run, None)
     for fig, rows in data.items():
         assert rows and all(r["status"] == "lost" for r in rows)
-        draw(fig, rows, spec[fig]).savefig(tmp_path / f"{fig}.png", dpi=20)
+        drawn = solvers.figure(rows) if fig == "solvers" else draw(fig, rows, spec[fig])
+        drawn.savefig(tmp_path / f"{fig}.png", dpi=20)
     assert re.search(r"did not finish: \d+ lost", page(spec, data, "cmd", run.path))
     again = Runner(run.path, spec["limits"])
     again.plan = []
     run_all(spec, again, None)
     assert len(again.plan) == len(jobs)  # lost cells are measured again
+    run_all(spec, Runner(run.path, spec["limits"]), None)  # (serially, here)
+    measured = lines(run.path)  # each in the place of its lost record: every cell once
+    assert measured and all(r["status"] != "lost" for r in measured)
+    assert len({ident(r) for r in measured}) == len(measured)
 
 
 # ------------------------------------------------------------------ on a local cluster
@@ -220,7 +228,7 @@ def test_each_figure_is_handed_to_draw_once_as_soon_as_its_cells_are_in(local2, 
     run = Runner(path, spec["limits"])
     data = run_on(local2, spec, run, None, lambda fig, rows: seen.setdefault(
         fig, []).append((rows, len(lines(path)))))
-    assert sorted(seen) == sorted(spec["figures"]) and all(len(v) == 1 for v in seen.values())
+    assert sorted(seen) == sorted(sections(spec)) and all(len(v) == 1 for v in seen.values())
     serial = run_all(spec, run, None)  # nothing left to measure: the records as stored
     assert {fig: v[0][0] for fig, v in seen.items()} == serial == data
     everything = len(lines(path))  # figures whose cells all came in before the last one
@@ -249,7 +257,7 @@ def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
     (tmp_path / "killer.py").write_text(KILLER)
     killer = f"{tmp_path / 'killer.py'}:f"
     spec = {**SMALL, "figures": ["accuracy"], "functions": ["exp", killer],
-            "backends": ["forward", "reverse"]}
+            "backends": ["forward", "reverse"], "solvers": {}}
     results = tmp_path / "results.jsonl"
     _, data = sweep(results, local2, spec=spec)
     first = lines(results)
@@ -261,16 +269,18 @@ def test_a_worker_killed_mid_cell_is_retried_then_lost_and_a_rerun_completes(
     assert all(r["status"] == "ok" for r in first if r["function"] != killer)
     assert [r["status"] for r in data["accuracy"]] == ["ok", "ok", "lost", "lost"]
 
-    sweep(results, local2, spec=spec)  # the rerun measures the lost cells only
+    sweep(results, local2, spec=spec)  # the rerun measures the lost cells only, in their place
     again = lines(results)
-    assert again[:len(first)] == first and len(again) == len(first) + 2
-    assert [(r["function"], r["status"]) for r in again[len(first):]] == [(killer, "ok")] * 2
-    assert all(abs(r["error"]) < 1e-12 for r in again[len(first):])
+    kept = [r for r in first if r["status"] != "lost"]
+    assert again[:len(kept)] == kept and len(again) == len({ident(r) for r in again}) == 4
+    assert [(r["function"], r["status"]) for r in again[len(kept):]] == [(killer, "ok")] * 2
+    assert all(abs(r["error"]) < 1e-12 for r in again[len(kept):])
 
 
 @pytest.mark.cluster
 def test_an_interrupted_client_keeps_finished_cells_and_the_rerun_resumes(local2, tmp_path):
-    spec = {**SMALL, "figures": ["jacobian"], "jacobian": {"inputs": [2, 4], "outputs": [1, 2]}}
+    spec = {**SMALL, "figures": ["jacobian"], "jacobian": {"inputs": [2, 4], "outputs": [1, 2]},
+            "solvers": {}}
     seen = []
 
     def interrupt(what):

@@ -14,7 +14,7 @@ from diffkit.reporting import plots
 from diffkit.bench.harness import EXTRA, FIELDS
 from diffkit.reporting.page import page
 from diffkit.reporting.report import build
-from diffkit.reporting.runner import plan
+from diffkit.reporting.runner import plan, plan_of
 from diffkit.reporting.spec import FIGURES, load_spec
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
@@ -34,6 +34,7 @@ TINY = {  # all ten figures on the smallest inputs (a few seconds)
     "graphmode": {"function": "rosenbrock", "sizes": [2, 8]},
     "coloring": {"sizes": [10, 20], "problems": ["banded", "arrowhead"]},
     "orders": {"function": "exp", "orders": [1, 3], "ways": ["numeric", "taylor"]},
+    "solvers": {"functions": ["newton_cubic"], "iterations": [2, 4]},
 }
 
 
@@ -74,7 +75,7 @@ def test_every_figure_is_a_real_image_and_every_link_resolves(tiny):
     text = index.read_text()
     refs = [r for r in re.findall(r'(?:src|href)="([^"#]+)"', text)
             if not r.startswith("data:image/png;base64,")]  # figures are embedded
-    assert text.count('<img src="data:image/png;base64,') == len(FIGURES)
+    assert text.count('<img src="data:image/png;base64,') == len(FIGURES) + 1  # + solvers
     assert {f"{fig}.svg" for fig in FIGURES} <= set(refs)
     for ref in refs:
         assert (out / ref).is_file(), ref
@@ -133,7 +134,10 @@ def test_raw_results_parse_back_with_the_expected_fields(tiny):
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(records)
     assert set(FIELDS) | set(EXTRA) | {"sweep"} <= set(rows[0])
-    assert {r["sweep"] for r in rows} == {"cell", "steps", "swell"}
+    units = ("coloring", "orders", "solvers")  # every measurement a report makes is a cell
+    assert {r["sweep"] for r in rows} == {"cell", "steps", "swell", *units}
+    stored = {(r["sweep"], r["cell"]) for r in records if "cell" in r}  # one a progress label
+    assert stored == {(fig, label) for fig in units for label in plan_of(load_spec(TINY), fig)}
     cells = [r for r in records if "sweep" not in r]
     assert all(r["function"] and r["backend"] and r["status"] for r in cells)
     by = {(r["function"], r["backend"]): r for r in cells if r.get("n") is None}

@@ -28,7 +28,7 @@ def test_report_solvers_section(tmp_path) -> None:
     spec = report.load_spec({"figures": ["steps"], "solvers": {
         "functions": ["newton_cubic", "logistic_ode"], "iterations": [2, 8],
         "rk4_steps": [10, 20]}})
-    solved = solvers.rows(spec["solvers"])
+    solved = [r for _, work in solvers.units(spec["solvers"]) for r in work()]
     assert {(r["function"], r["steps"]) for r in solved} == {
         ("newton_cubic", 2), ("newton_cubic", 8), ("logistic_ode", 10), ("logistic_ode", 20)}
     assert all(r["status"] == "ok" for r in solved)

@@ -102,9 +102,11 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
     """The HTML report, self-contained: its figures are embedded (PNG as data URLs, read
     from the folder of ``results``), so the one file shows everything; every
     user-supplied text is escaped. ``chosen``: the "which method" rows, if any; ``solved``:
-    the solvers figure's rows, if any."""
+    the solvers figure's rows, if any (or ``data["solvers"]``)."""
+    data = dict(data)
+    solved = data.pop("solvers", solved)
     failed: dict[str, int] = {}
-    ident = ("sweep", "function", "backend", "method", "n", "m", "depth")
+    ident = ("sweep", "cell", "function", "backend", "method", "n", "m", "depth", "steps")
     cells = {tuple(r.get(k) for k in ident): r for rows in data.values() for r in rows}
     for r in cells.values():  # a step sweep's failure counts once per method
         if r.get("status", "ok") != "ok":

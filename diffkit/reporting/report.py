@@ -101,17 +101,20 @@ def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Pro
 
     if cluster is None:
         data = run_all(spec, run, progress)
-        for fig, rows in data.items():
-            write(fig, rendered(fig, rows, spec[fig], svg))
-        return data
-    from ..bench.cluster import using
+        for fig in spec["figures"]:
+            write(fig, rendered(fig, data[fig], spec[fig], svg))
+    else:
+        from ..bench.cluster import using
 
-    with using(cluster) as c:
-        drawn: dict[str, Callable[[], dict[str, bytes]]] = {}
-        data = run_on(c, spec, run, progress, lambda fig, rows: drawn.setdefault(
-            fig, c.start(functools.partial(rendered, fig, rows, spec[fig], svg))))
-        for fig, files in drawn.items():
-            write(fig, files())
+        with using(cluster) as c:
+            drawn: dict[str, Callable[[], dict[str, bytes]]] = {}
+            data = run_on(c, spec, run, progress, lambda fig, rows: fig in spec["figures"] and
+                          drawn.setdefault(fig, c.start(functools.partial(
+                              rendered, fig, rows, spec[fig], svg))))
+            for fig, files in drawn.items():
+                write(fig, files())
+    if data.get("solvers"):  # (its own figure: a row of panels per function)
+        solvers.draw(data["solvers"], out)
     return data
 
 
@@ -139,9 +142,7 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     run = Runner(out / "results.jsonl", s["limits"])
     data = _made(s, run, out, True, progress, cluster)
     chosen = which.rows(s["which"], run, progress)
-    solved = solvers.rows(s["solvers"])
-    if solved:
-        solvers.draw(solved, out)
+    solved = data.pop("solvers", [])
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     index = out / "index.html"
@@ -164,8 +165,8 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
     with tempfile.TemporaryDirectory() as tmp:
         data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
                      progress, cluster)
-    solved = solvers.rows(s["solvers"])
-    made = [out / f"{fig}.png" for fig in data] + ([solvers.draw(solved, out)] if solved else [])
+    solved = data.pop("solvers", [])
+    made = [out / f"{fig}.png" for fig in data] + ([out / "solvers.png"] if solved else [])
     figures = {fig: {"plan": plan_of(s, fig), "legends": legends(draw(fig, rows, s[fig]))}
                for fig, rows in data.items()}
     if solved:

@@ -9,6 +9,7 @@ the same cells run as tasks (:func:`run_on`).
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from ..bench.cells import run_isolated
 from ..bench.harness import append_result, compare, read_results
 from ..bench.measure import measure
 from ..bench.targets import Target, find_target, kind_for, tanh_ax
-from . import sparse_taylor
+from . import solvers, sparse_taylor
 from .spec import load_spec
 
 Record = dict[str, Any]
@@ -33,7 +34,9 @@ class Runner:
     """Cells measured under the spec's limits, kept in a JSON Lines results file.
 
     Harness cells are keyed like :func:`diffkit.bench.harness.compare` keys them
-    ``(function, backend, n, depth)``; step and swell rows carry ``sweep``. A ``lost``
+    ``(function, backend, n, depth)``; step and swell rows carry ``sweep``; the rows of
+    the other figures' cells (coloring, orders, solvers) carry their figure as ``sweep``
+    and ``cell``, the cell's progress label. A ``lost``
     record (its cluster worker died twice) is measured again by the next run. While
     ``plan`` is a list, missing cells are not measured but kept there as cluster jobs.
     """
@@ -44,27 +47,44 @@ class Runner:
         self.reload()
 
     def reload(self) -> None:
-        """The cells of the results file, without its ``lost`` ones."""
+        """The cells of the results file, without its ``lost`` ones (kept aside, to be
+        replaced when they are measured again)."""
         self.cells: dict[tuple, Record] = {}
         self.steps: dict[tuple, list[Record]] = {}
         self.swell: dict[tuple, list[Record]] = {}
+        self.units: dict[tuple, list[Record]] = {}
+        self.lost: set[tuple] = set()
         for r in read_results(self.path):
-            if r.get("status") != "lost":
+            if r.get("status") == "lost":
+                self.lost.add(slot(r))
+            else:
                 self._index(r)
 
     def _index(self, r: Record) -> None:
-        sweep = r.get("sweep")
-        if sweep == "steps":
-            self.steps.setdefault((r.get("function"), r.get("method")), []).append(r)
-        elif sweep == "swell":
-            self.swell.setdefault((r.get("function"), r.get("depth")), []).append(r)
-        elif r.get("backend") is not None:
-            self.cells[(r.get("function"), r.get("backend"), r.get("n"), r.get("depth"))] = r
+        store, key = slot(r)
+        if store == "cells":
+            self.cells[key] = r
+        elif store:
+            getattr(self, store).setdefault(key, []).append(r)
 
     def _add(self, r: Record) -> Record:
+        self._replace_lost([slot(r)])
         append_result(self.path, r)
         self._index(r)
         return r
+
+    def _replace_lost(self, slots: list[tuple]) -> None:
+        """A cell is recorded once: the ``lost`` records of cells measured again go from
+        the results file (rewritten whole, then renamed over it) before their new ones."""
+        if self.lost.isdisjoint(slots):
+            return
+        gone = self.lost.intersection(slots)
+        kept = [r for r in read_results(self.path)
+                if not (r.get("status") == "lost" and slot(r) in gone)]
+        fresh = self.path.with_name(self.path.name + ".new")
+        fresh.write_text("".join(json.dumps(r, default=str) + "\n" for r in kept))
+        os.replace(fresh, self.path)
+        self.lost -= gone
 
     def _fill(self, what: str, work: Callable[[], list[Record]],
               stubs: Callable[[], list[Record]], key: tuple | None = None,
@@ -86,6 +106,7 @@ class Runner:
         keys = [(fn, b, None, None) for b in backends]
         todo = [b for b, k in zip(backends, keys) if k not in self.cells]
         if todo:
+            self._replace_lost([("cells", (fn, b, None, None)) for b in todo])
             lim = self.limits
             sweep = functools.partial(compare, fn, backends=todo, timeout=lim["timeout"],
                                       memory_mb=lim["memory_mb"], repeat=lim["repeat"])
@@ -134,6 +155,14 @@ class Runner:
 
         return skipped() or self.cell(name, backend, target, n, depth, after=[
             (name, backend, sn, sd) for sn, sd in smaller], wanted=lambda: skipped() is None)
+
+    def unit(self, figure: str, label: str, work: Callable[[], list[Record]]) -> list[Record]:
+        """The rows of one cell of ``figure`` (its progress ``label`` names it), measured
+        by ``work`` unless the results file has them."""
+        if (figure, label) not in self.units:
+            ident = {"sweep": figure, "figure": figure, "cell": label}
+            self._fill(label, lambda: [{**r, **ident} for r in work()], lambda: [ident])
+        return self.units[(figure, label)]
 
     def step_errors(self, fn: str, methods: list[str]) -> list[Record]:
         """:func:`diffkit.bench.sweeps.step_errors` in isolation; one row per method and step."""
@@ -187,6 +216,22 @@ class Runner:
 Unit = tuple[str, Callable[[], list[Record]]]
 
 
+def slot(r: Record) -> tuple:
+    """Where a record is kept: the store of :class:`Runner` and the key of its cell (a
+    figure's cell, a step sweep's method, a swell depth, a harness cell), or ``(None,
+    None)`` for a record of none (the "which" table's)."""
+    if "cell" in r:
+        return "units", (r.get("figure"), r["cell"])
+    sweep = r.get("sweep")
+    if sweep == "steps":
+        return "steps", (r.get("function"), r.get("method"))
+    if sweep == "swell":
+        return "swell", (r.get("function"), r.get("depth"))
+    if r.get("backend") is not None:
+        return "cells", (r.get("function"), r.get("backend"), r.get("n"), r.get("depth"))
+    return None, None
+
+
 def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     """The steps of one figure's sweep: (progress label, work returning its records)."""
     if fig == "steps":
@@ -230,8 +275,11 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     elif fig == "accuracy":
         for fn in s["functions"]:
             yield f"accuracy · {fn}", lambda fn=fn: run.compared(fn, s["backends"])
-    elif fig in sparse_taylor.DEFAULTS:
-        yield from sparse_taylor.units(fig, s, run.limits if run else {"timeout": 60.0})
+    elif fig in sparse_taylor.DEFAULTS or fig == "solvers":
+        cells = solvers.units(s) if fig == "solvers" else \
+            sparse_taylor.units(fig, s, run.limits if run else {"timeout": 60.0})
+        for label, work in cells:
+            yield label, lambda label=label, work=work: run.unit(fig, label, work)
     elif fig == "graphmode":
         fn = s["function"]
         for n in s["sizes"]:
@@ -248,8 +296,14 @@ def plan(spec: str | os.PathLike | dict[str, Any]) -> list[str]:
     ['accuracy · exp', 'accuracy · tanh']
     """
     s = load_spec(spec)
-    return [lbl for fig in s["figures"] for lbl in plan_of(s, fig)] + [
+    return [lbl for fig in sections(s) for lbl in plan_of(s, fig)] + [
         f"which · {fn}" for fn in s["which"]["functions"]]
+
+
+def sections(spec: dict[str, Any]) -> list[str]:
+    """The spec's figures, and ``solvers`` where its ``[solvers]`` names functions: each
+    one's cells are walked, stored and distributed alike."""
+    return spec["figures"] + ["solvers"] * bool(spec["solvers"]["functions"])
 
 
 def plan_of(spec: dict[str, Any], fig: str) -> list[str]:
@@ -269,7 +323,7 @@ def run_all(spec: dict[str, Any], run: Runner, progress: Progress | None
     from ..bench import reference  # noqa: F401  (likewise)
 
     data: dict[str, list[Record]] = {}
-    for fig in spec["figures"]:
+    for fig in sections(spec):
         data[fig] = []
         for what, work in _units(fig, spec[fig], run):
             if progress:
@@ -296,7 +350,7 @@ def run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress |
     data: dict[str, list[Record]] = {}
 
     def ready() -> None:  # each figure whose jobs are all done: its records, and drawn
-        for fig in spec["figures"]:
+        for fig in sections(spec):
             if fig not in data and not waits[fig]:
                 data[fig] = [r for _, work in _units(fig, spec[fig], run) for r in work()]
                 if draw is not None:
@@ -313,4 +367,4 @@ def run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress |
     if jobs:
         with using(cluster) as c:
             c.run(jobs, done, progress)
-    return {fig: data[fig] for fig in spec["figures"]}
+    return {fig: data[fig] for fig in sections(spec)}

@@ -15,6 +15,7 @@ the exact gradient, the CPU time and the peak memory of one gradient, one line p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +60,20 @@ def load(section: Any, where: str) -> dict[str, Any]:
     return s
 
 
-def rows(section: dict[str, Any]) -> list[Record]:
-    """Every function's sweep over its counts and ways."""
-    out: list[Record] = []
+def units(section: dict[str, Any]) -> Iterator[tuple[str, Callable[[], list[Record]]]]:
+    """The sweep as cells, one a function and way: (progress label, work returning the way's
+    rows at every count). The report's runner stores them like the other figures' cells."""
     for name in section["functions"]:
         counted = "iterations" if "iterations" in PROBLEMS[name].steps_label or \
             "Newton" in PROBLEMS[name].steps_label else "rk4_steps"
-        out += sweep(name, section[counted], repeat=3)
-    return out
+        for way in problem(name).ways:
+            yield (f"solvers · {name} · {way}", lambda name=name, way=way, steps=section[counted]:
+                   sweep(name, steps, ways=(way,), repeat=3))
 
 
 def figure(data: list[Record], labels: dict[str, str] | None = None) -> Figure:
     """Error, time and peak memory against the count, one row of panels per function."""
+    data = [r for r in data if "way" in r]  # (a lost cell's record holds only its label)
     functions = list(dict.fromkeys(r["function"] for r in data)) or ["(no data)"]
     fig = ShownFigure(figsize=(12.0, 3.2 * len(functions)), layout="constrained")
     FigureCanvasAgg(fig)
@@ -108,6 +111,7 @@ def draw(data: list[Record], out: Path) -> Path:
 
 def display(r: Record) -> Record:
     """One table row: the :data:`COLUMNS` as display strings."""
-    return dict(zip(COLUMNS, (r["function"], r["way"], str(r["steps"]), r["status"],
+    return dict(zip(COLUMNS, (r.get("function", r.get("cell")), r.get("way"),
+                              str(r.get("steps")), r["status"],
                               fmt_error(r.get("error")), fmt_seconds(r.get("time_s")),
                               fmt_bytes(r.get("peak_bytes")))))

@@ -92,6 +92,7 @@ def draw(fig: str, rows: list[Record]) -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = [r for r in rows if "method" in r]  # (a lost cell's record holds only its label)
     if fig == "coloring":
         problems = list(dict.fromkeys(r["problem"] for r in rows))
         figure, axes = plt.subplots(1, max(1, len(problems)), figsize=(4.2 * max(1, len(problems)), 4),
