@@ -17,8 +17,10 @@ from .output import Progress, cluster_option, quiet_option, writable_folder
               "measured afresh (the README gallery: -o reports/gallery)")
 @cluster_option
 @quiet_option
+@click.option("--verbose", is_flag=True, help="print where the time went, phase by phase "
+              "(planning, starting the cluster, cells, figures, the page) on stderr")
 def report(spec: str, out_dir: str | None, gallery: bool, cluster: str | None,
-           quiet: bool) -> None:
+           quiet: bool, verbose: bool) -> None:
     """Run the sweeps a TOML SPEC describes (functions, backends, sizes, depths, figures,
     limits) and write DIR/index.html with the figures (PNG and SVG), tables, the
     machine and package versions, and the raw results (results.jsonl, results.csv).
@@ -32,10 +34,11 @@ def report(spec: str, out_dir: str | None, gallery: bool, cluster: str | None,
       diffkit report reports/accuracy.toml --quiet
       diffkit report reports/quick.toml -o reports/gallery --gallery
       diffkit report reports/accuracy.toml --cluster tcp://10.0.0.5:8786
+      diffkit report reports/quick.toml --cluster local:2 --verbose
       diffkit report reports/gradients.toml -o out/gradients   (vanishing gradients)
     """
     from diffkit.reporting import report as rp
-    from diffkit.reporting.runner import plan
+    from diffkit.reporting.runner import Phases, plan
     from diffkit.reporting.spec import experiment
 
     out = Path(out_dir) if out_dir else Path("out") / Path(spec).stem
@@ -47,7 +50,10 @@ def report(spec: str, out_dir: str | None, gallery: bool, cluster: str | None,
         if gallery:
             paths = rp.gallery(spec, out, progress=progress.step, cluster=cluster)
         else:
-            paths = [rp.build(spec, out, progress=progress.step, cluster=cluster)]
+            phases = Phases() if verbose else None
+            paths = [rp.build(spec, out, progress=progress.step, cluster=cluster, phases=phases)]
+            if phases:
+                click.echo(f"report: {phases}", err=True)
     finally:
         progress.close()
     click.echo("\n".join(str(p) for p in paths))

@@ -293,3 +293,12 @@ def test_the_jacobian_figure_measures_the_catalogs_tanh_ax():
     A = np.random.default_rng(0).normal(size=(3, 4)) / 2.0  # fixed seed, scaled by 1/sqrt(n)
     expected = (1.0 - np.tanh(A @ x) ** 2)[:, None] * A  # d tanh(Ax)/dx = diag(1 - tanh²) A
     np.testing.assert_allclose(jacobian(t.f, backend="reverse")(t.x), expected, rtol=1e-13)
+
+
+def test_verbose_says_where_the_time_went(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('figures = ["accuracy"]\nfunctions = ["exp"]\nbackends = ["forward"]\n'
+                    '[which]\nfunctions = []\n')
+    assert run("report", str(spec), "-o", str(tmp_path / "out"), "--quiet", "--verbose") == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.fullmatch(r"report: [\d.]+ s: cells and figures [\d.]+ s; the page [\d.]+ s", line)

@@ -37,7 +37,7 @@ from ..core import DiffkitError
 from . import solvers, which
 from .figures import draw, rendered
 from .page import experiment_page, page
-from .runner import Progress, Record, Runner, plan_of, run_all, run_on
+from .runner import Phases, Progress, Record, Runner, plan_of, run_all, run_on
 from .spec import EXPERIMENTS, experiment, load_spec, read_toml, to_toml
 
 
@@ -90,7 +90,7 @@ def write_experiment(out: Path, figure: Any, png: str, numbers: tuple[str, Any],
 
 
 def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Progress | None,
-          cluster: Any = None) -> dict[str, list[Record]]:
+          cluster: Any = None, phases: Phases | None = None) -> dict[str, list[Record]]:
     """Every missing cell of the spec measured and every figure written into ``out``;
     the records per figure. On a cluster each figure is drawn on a worker as soon as its
     cells are in, while the others still run (drawing is a quarter of a quick report's
@@ -107,23 +107,32 @@ def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Pro
         from ..bench.cluster import using
 
         with using(cluster) as c:
+            if phases:
+                phases.mark("starting the cluster")
             drawn: dict[str, Callable[[], dict[str, bytes]]] = {}
             data = run_on(c, spec, run, progress, lambda fig, rows: fig in spec["figures"] and
                           drawn.setdefault(fig, c.start(functools.partial(
-                              rendered, fig, rows, spec[fig], svg))))
+                              rendered, fig, rows, spec[fig], svg))), phases)
             for fig, files in drawn.items():
                 write(fig, files())
+            if phases:
+                phases.mark("figures still drawing after the last cell")
     if data.get("solvers"):  # (its own figure: a row of panels per function)
         solvers.draw(data["solvers"], out)
+    if phases:
+        phases.mark("cells and figures" if cluster is None else "the solvers figure and "
+                    "stopping the cluster")
     return data
 
 
 def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
-          progress: Progress | None = None, cluster: Any = None) -> Path:
+          progress: Progress | None = None, cluster: Any = None,
+          phases: Phases | None = None) -> Path:
     """Run the spec's sweeps (resuming from ``out_dir/results.jsonl``), draw its figures
     and write the report; returns the path of ``index.html``. With ``cluster``
     (``"local:N"``, ``"tcp://host:port"`` or an open :class:`~diffkit.bench.cluster.Cluster`)
-    the cells run as tasks on Dask workers (:mod:`diffkit.bench.cluster`).
+    the cells run as tasks on Dask workers (:mod:`diffkit.bench.cluster`). ``phases``
+    (a :class:`~diffkit.reporting.runner.Phases`) is told where the time went.
 
     >>> build("reports/quick.toml", "out/quick")  # doctest: +SKIP
     PosixPath('out/quick/index.html')
@@ -140,13 +149,17 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     s = load_spec(raw)
     out.mkdir(parents=True, exist_ok=True)
     run = Runner(out / "results.jsonl", s["limits"])
-    data = _made(s, run, out, True, progress, cluster)
+    data = _made(s, run, out, True, progress, cluster, phases)
     chosen = which.rows(s["which"], run, progress)
+    if phases and s["which"]["functions"]:
+        phases.mark("advise (the which table, here)")
     solved = data.pop("solvers", [])
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     index = out / "index.html"
     index.write_text(page(s, data, command, run.path, chosen, solved))
+    if phases:
+        phases.mark("the page")
     return index
 
 

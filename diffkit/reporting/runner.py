@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,29 @@ class Runner:
 Unit = tuple[str, Callable[[], list[Record]]]
 
 
+class Phases:
+    """Where a report's wall time goes, phase by phase (``diffkit report --verbose``).
+
+    >>> p = Phases(); p.mark("planning"); p.mark("cells")
+    >>> [name for name, _ in p.seen]
+    ['planning', 'cells']
+    """
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, float]] = []
+        self._since = time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        """The phase ``name`` ended now (it began when the one before it ended)."""
+        now = time.perf_counter()
+        self.seen.append((name, now - self._since))
+        self._since = now
+
+    def __str__(self) -> str:
+        total = sum(s for _, s in self.seen)
+        return f"{total:.1f} s: " + "; ".join(f"{name} {s:.1f} s" for name, s in self.seen)
+
+
 def slot(r: Record) -> tuple:
     """Where a record is kept: the store of :class:`Runner` and the key of its cell (a
     figure's cell, a step sweep's method, a swell depth, a harness cell), or ``(None,
@@ -333,7 +357,8 @@ def run_all(spec: dict[str, Any], run: Runner, progress: Progress | None
 
 
 def run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress | None,
-            draw: Callable[[str, list[Record]], Any] | None = None) -> dict[str, list[Record]]:
+           draw: Callable[[str, list[Record]], Any] | None = None,
+           phases: Phases | None = None) -> dict[str, list[Record]]:
     """Measure every missing cell of the spec as a task on ``cluster``; the records are
     stored (by this process alone) as tasks finish. The sweeps are walked first with
     :attr:`Runner.plan` set, so the jobs are exactly the cells a serial run would measure.
@@ -364,7 +389,11 @@ def run_on(cluster: Any, spec: dict[str, Any], run: Runner, progress: Progress |
         ready()
 
     ready()
+    if phases:
+        phases.mark(f"planning ({len(jobs)} tasks)")
     if jobs:
         with using(cluster) as c:
             c.run(jobs, done, progress)
+    if phases:
+        phases.mark("cells")
     return {fig: data[fig] for fig in sections(spec)}
