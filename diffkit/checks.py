@@ -64,9 +64,7 @@ def _not_float(y: Any, transform: str) -> DiffkitError | None:
 
 def check_scalar(y: Any, transform: str) -> None:
     """``grad`` and friends need a real float scalar output."""
-    wrong = _not_float(y, transform)
-    if wrong is not None:
-        raise wrong
+    check_output(y, transform)  # (None, an empty tree, is no scalar either)
     s = shape(y)
     if s != ():
         raise DiffkitError(

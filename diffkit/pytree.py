@@ -5,10 +5,15 @@ dict of gradients, a tuple a tuple. Backends see one flat vector when there is m
 one leaf. As in JAX and autograd, every list and tuple is structure, never an array: a
 list of floats is a list of scalar leaves (``dk.grad(f)([1.0, 2.0])`` returns a list of two
 gradients, and ``f`` receives a list); pass ``np.array([1.0, 2.0])`` for a vector.
+``None`` is an empty subtree, as in JAX: it has no leaves and comes back as ``None``
+(``dk.grad(f)({"w": 3.0, "b": None})`` gives ``{"w": ..., "b": None}``).
 
 >>> leaves, rebuild = flatten({"w": [1.0, (2.0, 3.0)], "b": 4.0})
 >>> leaves, rebuild([10, 20, 30, 40])
 ([1.0, 2.0, 3.0, 4.0], {'w': [10, (20, 30)], 'b': 40})
+>>> leaves, rebuild = flatten({"w": 1.0, "b": None})
+>>> leaves, rebuild([10])
+([1.0], {'w': 10, 'b': None})
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ Tree = Any
 
 
 def flatten(tree: Tree) -> tuple[list[Any], Callable[[list[Any]], Tree]]:
-    """Leaves in order, and the function that rebuilds the structure from new leaves."""
+    """Leaves in order, and the function that rebuilds the structure from new leaves
+    (``None`` is a node without children: no leaves, rebuilt as ``None``)."""
+    if tree is None:
+        return [], _none
     if isinstance(tree, (list, tuple)):
         parts = [flatten(t) for t in tree]
         kind = type(tree)
@@ -47,6 +55,24 @@ def flatten(tree: Tree) -> tuple[list[Any], Callable[[list[Any]], Tree]]:
         return kind(out) if kind in (list, tuple) else kind(*out)  # namedtuples too
 
     return leaves, rebuild
+
+
+def _none(leaves: list[Any]) -> None:
+    return None
+
+
+def structure(tree: Tree) -> str:
+    """The tree's containers with ``*`` for each leaf, as text (a cache key's part):
+    ``{'w': *, 'b': None}`` and ``{'w': None, 'b': *}`` differ."""
+    return repr(tree_map(lambda _: _LEAF, tree))
+
+
+class _Leaf:
+    def __repr__(self) -> str:
+        return "*"
+
+
+_LEAF = _Leaf()
 
 
 def tree_map(fn: Callable[[Any], Any], tree: Tree) -> Tree:

@@ -59,8 +59,9 @@ def test_object_input(backend: str) -> None:
            "real number or array", "object")
     raises(dk.DiffkitError, lambda: dk.grad(lambda x: x, backend=backend)([[1.0, 2.0], [3.0]]),
            "got list")  # a ragged list is a tree; returning it is not a scalar
+    # None is an empty tree (as JAX: tests/test_containers_none.py); returning it is no scalar
     raises(dk.DiffkitError, lambda: dk.grad(lambda x: x, backend=backend)(None),
-           "real number or array")
+           "return a real number or array", "NoneType")
 
 
 @pytest.mark.parametrize("value", [1 + 2j, np.ones(2, dtype=complex), np.complex64(1j)])
@@ -140,7 +141,9 @@ def test_unknown_backend_option() -> None:
 def test_function_returning_non_array() -> None:
     raises(dk.DiffkitError, lambda: dk.grad(lambda x: "a")(1.0), "real number or array", "str")
     raises(dk.DiffkitError, lambda: dk.grad(lambda x: [x, x])(1.0), "has_aux")
-    raises(dk.DiffkitError, lambda: dk.jvp(lambda x: None, (1.0,), (1.0,)), "real number")
+    raises(dk.DiffkitError, lambda: dk.jvp(lambda x: "a", (1.0,), (1.0,)), "real number", "str")
+    # None is an empty tree (as JAX): its jvp is (None, None), no error
+    assert dk.jvp(lambda x: None, (1.0,), (1.0,)) == (None, None)
 
 
 def test_derivative_needs_elementwise_function() -> None:

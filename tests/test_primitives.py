@@ -345,6 +345,18 @@ for _name, _dom in PARAMETRIC.items():
 
 case("xlogy", "x-zero-entries", lambda r: Spec([np.array([0.0, 1.5, 0.0]), positive(r, (3,))]))
 
+# the incomplete gamma functions move in their shape a too; gammainc_da(a, x, n=k) is
+# d^k/da^k gammainc (the series for x <= max(a, 1), the continued fraction beyond)
+for _name in ("gammainc", "gammaincc"):
+    case(_name, "shape-a-moves", lambda r: Spec([real(r, (2, 3), 0.3, 4.0), real(r, (2, 3), 0.2, 5.0)]))
+for _n in (1, 2):
+    case("gammainc_da", f"n{_n}", lambda r, n=_n: Spec(
+        [real(r, (2, 3), 0.3, 4.0), real(r, (2, 3), 0.2, 5.0)], {"n": n}))
+case("gammainc_da", "const-a", lambda r: Spec(
+    [np.array([0.5, 1.0, 3.2]), real(r, (2, 3), 0.2, 5.0)], {"n": 1}, const=(0,)))
+big("gammainc_da", "big", lambda r: Spec([real(r, (3072, 3), 0.3, 4.0), real(r, (3072, 3), 0.2, 5.0)],
+                                       {"n": 1}))
+
 # running sums and products: axis is one negative int
 for _name, _dom in {"cumsum": real, "cumprod": lambda r, s: away(r, s, 0.5, 1.5)}.items():
     for _shape, _axis in [((5,), -1), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), -3), ((), -1)][:4]:

@@ -41,22 +41,26 @@ CASES: dict[str, tuple[str, str, list[U], int]] = {
     "t.pdf": ("t", "pdf", [_u(-3, 3), _u(0.8, 9), _u(-1, 1), _u(0.5, 2)], 4),
     "gamma.logpdf": ("gamma", "logpdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 4),
     "gamma.pdf": ("gamma", "pdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 4),
-    "gamma.cdf": ("gamma", "cdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 1),
-    "gamma.logcdf": ("gamma", "logcdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 1),
+    "gamma.cdf": ("gamma", "cdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 2),
+    "gamma.logcdf": ("gamma", "logcdf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 2),
+    "gamma.sf": ("gamma", "sf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 2),
+    "gamma.logsf": ("gamma", "logsf", [_u(1.1, 5), _u(0.5, 4), _u(-1, 1), _u(0.5, 2)], 2),
     "chi2.logpdf": ("chi2", "logpdf", [_u(1.1, 5), _u(1, 6), _u(-1, 1), _u(0.5, 2)], 4),
-    "chi2.cdf": ("chi2", "cdf", [_u(1.1, 5), _u(1, 6), _u(-1, 1), _u(0.5, 2)], 1),
+    "chi2.cdf": ("chi2", "cdf", [_u(1.1, 5), _u(1, 6), _u(-1, 1), _u(0.5, 2)], 2),
+    "chi2.sf": ("chi2", "sf", [_u(1.1, 5), _u(1, 6), _u(-1, 1), _u(0.5, 2)], 2),
     "beta.logpdf": ("beta", "logpdf", [_u(0.1, 0.9), _u(0.5, 4), _u(0.5, 4)], 3),
     "beta.pdf": ("beta", "pdf", [_u(0.1, 0.9), _u(0.5, 4), _u(0.5, 4)], 3),
     "beta.cdf": ("beta", "cdf", [_u(0.1, 0.9), _u(0.5, 4), _u(0.5, 4)], 1),
     "beta.logcdf": ("beta", "logcdf", [_u(0.1, 0.9), _u(0.5, 4), _u(0.5, 4)], 1),
 }
-# loc and scale of the CDFs: differentiable too (after the point), checked against JAX
-LOC_SCALE_CDFS = {"norm.cdf", "gamma.cdf", "chi2.cdf"}
+# loc and scale of the CDFs: differentiable too (after the point and the shape of gamma and
+# chi2: gammainc's derivative in a), checked against JAX
+LOC_SCALE_CDFS = {"norm.cdf", "gamma.cdf", "gamma.sf", "chi2.cdf", "chi2.sf"}
 
 
 def _argnums(name: str, n_args: int, n_diff: int) -> tuple[int, ...]:
     if name in LOC_SCALE_CDFS and n_args > 3:
-        return (0, n_args - 2, n_args - 1)
+        return tuple(range(n_diff)) + (n_args - 2, n_args - 1)
     return tuple(range(n_diff))
 
 
@@ -138,5 +142,14 @@ def test_outside_the_support_the_log_density_is_minus_infinity() -> None:
 
 
 def test_a_shape_parameter_of_a_cdf_is_refused_by_name() -> None:
+    """The shapes of beta's and t's CDFs (incomplete beta functions) are still constants;
+    gamma's and chi2's are differentiable (CASES above, against JAX)."""
     with pytest.raises(dk.DiffkitError, match="'a'"):
-        dk.grad(lambda a: dst.gamma.cdf(1.3, a))(2.0)
+        dk.grad(lambda a: dst.beta.cdf(0.4, a, 2.0))(2.0)
+    with pytest.raises(dk.DiffkitError, match="'b'"):
+        dk.grad(lambda b: dst.beta.cdf(0.4, 2.0, b))(2.0)
+    with pytest.raises(dk.DiffkitError, match="'a'"):  # (t's df is betainc's a)
+        dk.grad(lambda df: dst.t.cdf(0.4, df))(2.0)
+    got = dk.grad(lambda a: dst.gamma.cdf(1.3, a))(2.0)
+    want = jax.grad(lambda a: jst.gamma.cdf(1.3, a))(2.0)
+    assert_close(got, float(want), rtol=1e-12)

@@ -1,7 +1,8 @@
 """diffkit.scipy.stats against an independent reference, no peer library: the log-densities,
 densities and CDFs written again with mpmath (30 digits), their derivatives by
 ``mpmath.diff``, at random points, in the point and in every differentiable parameter
-(``loc``, ``scale`` and the shapes, which the CDFs keep constant). Values are checked
+(``loc``, ``scale`` and the shapes; the CDFs of t and beta keep theirs constant, those of
+gamma and chi2 differentiate theirs through gammainc's derivative in a). Values are checked
 against scipy.stats as well as against mpmath, and the mpmath formulas against scipy.stats
 at every point (so a reference cannot drift from SciPy's convention unnoticed).
 
@@ -57,6 +58,10 @@ def _gamma_cdf(x: Any, a: Any, loc: Any, scale: Any) -> Any:
     return M.gammainc(a, 0, (x - loc) / scale, regularized=True)
 
 
+def _gamma_sf(x: Any, a: Any, loc: Any, scale: Any) -> Any:
+    return M.gammainc(a, (x - loc) / scale, M.inf, regularized=True)
+
+
 def _beta_logpdf(x: Any, a: Any, b: Any, loc: Any, scale: Any) -> Any:
     z = (x - loc) / scale
     return (a - 1) * M.log(z) + (b - 1) * M.log(1 - z) - M.log(M.beta(a, b)) - M.log(scale)
@@ -103,7 +108,8 @@ def _draw(dist: str, r: np.random.Generator, far: bool = False) -> list[float]:
 
 
 # name -> (mpmath function of all the arguments, the differentiable ones)
-# (densities: every argument; CDFs: the point, loc and scale, the shapes are constants there)
+# (densities: every argument; CDFs: the point, loc and scale, and the shape of gamma and chi2;
+# t's and beta's shapes are constants there)
 CASES: dict[str, tuple[Callable[..., Any], tuple[int, ...]]] = {
     "norm.logpdf": (_norm_logpdf, (0, 1, 2)),
     "norm.pdf": (_exp(_norm_logpdf), (0, 1, 2)),
@@ -117,12 +123,15 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[int, ...]]] = {
     "t.logcdf": (_log(_t_cdf), (0, 2, 3)),
     "gamma.logpdf": (_gamma_logpdf, (0, 1, 2, 3)),
     "gamma.pdf": (_exp(_gamma_logpdf), (0, 1, 2, 3)),
-    "gamma.cdf": (_gamma_cdf, (0, 2, 3)),
-    "gamma.logcdf": (_log(_gamma_cdf), (0, 2, 3)),
+    "gamma.cdf": (_gamma_cdf, (0, 1, 2, 3)),
+    "gamma.logcdf": (_log(_gamma_cdf), (0, 1, 2, 3)),
+    "gamma.sf": (_gamma_sf, (0, 1, 2, 3)),
+    "gamma.logsf": (_log(_gamma_sf), (0, 1, 2, 3)),
     "chi2.logpdf": (_chi2(_gamma_logpdf), (0, 1, 2, 3)),
     "chi2.pdf": (_exp(_chi2(_gamma_logpdf)), (0, 1, 2, 3)),
-    "chi2.cdf": (_chi2(_gamma_cdf), (0, 2, 3)),
-    "chi2.logcdf": (_log(_chi2(_gamma_cdf)), (0, 2, 3)),
+    "chi2.cdf": (_chi2(_gamma_cdf), (0, 1, 2, 3)),
+    "chi2.logcdf": (_log(_chi2(_gamma_cdf)), (0, 1, 2, 3)),
+    "chi2.sf": (_chi2(_gamma_sf), (0, 1, 2, 3)),
     "beta.logpdf": (_beta_logpdf, (0, 1, 2, 3, 4)),
     "beta.pdf": (_exp(_beta_logpdf), (0, 1, 2, 3, 4)),
     "beta.cdf": (_beta_cdf, (0, 3, 4)),
@@ -169,8 +178,8 @@ def test_the_cases_cover_test_scipy_stats() -> None:
               "t.logpdf", "t.pdf", "gamma.logpdf", "gamma.pdf", "gamma.cdf", "gamma.logcdf",
               "chi2.logpdf", "chi2.cdf", "beta.logpdf", "beta.pdf", "beta.cdf", "beta.logcdf",
               "t.cdf"}
-    assert theirs <= set(CASES) and len(CASES) == 22
-    assert sum(len(argnums) for _, argnums in CASES.values()) == 76  # partial derivatives
+    assert theirs <= set(CASES) and len(CASES) == 25
+    assert sum(len(argnums) for _, argnums in CASES.values()) == 92  # partial derivatives
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -193,11 +202,23 @@ def test_value_and_gradient_in_every_parameter_match_mpmath(name: str, seed: int
 
 
 def test_a_shape_parameter_of_a_cdf_is_refused_not_silently_zero() -> None:
-    """What the CDF cases leave out is refused by name, so no gradient there is a silent 0."""
-    for call in (lambda a: dst.gamma.cdf(1.3, a), lambda df: dst.t.cdf(0.4, df),
-                 lambda df: dst.chi2.cdf(1.3, df), lambda a: dst.beta.cdf(0.4, a, 2.0)):
-        with pytest.raises(dk.DiffkitError):
+    """What the CDF cases leave out (the shapes of t and beta) is refused by name, so no
+    gradient there is a silent 0; gamma's and chi2's shapes are differentiated, against
+    mpmath (besides CASES: in the far tails too, where the CDF or the SF is tiny)."""
+    for call, name in ((lambda df: dst.t.cdf(0.4, df), "'a'"),
+                       (lambda a: dst.beta.cdf(0.4, a, 2.0), "'a'"),
+                       (lambda b: dst.beta.cdf(0.4, 2.0, b), "'b'")):
+        with pytest.raises(dk.DiffkitError, match=name):
             dk.grad(call)(2.0)
+    for method, ref_f in (("cdf", _gamma_cdf), ("sf", _gamma_sf), ("logcdf", _log(_gamma_cdf)),
+                          ("logsf", _log(_gamma_sf))):
+        for x, a in ((0.01, 6.0), (1.3, 2.0), (40.0, 3.0)):
+            want = _grad_ref(ref_f, [x, a, 0.0, 1.0], (1,))[0]
+            for backend in ("forward", "reverse"):
+                got = dk.grad(lambda s: getattr(dst.gamma, method)(x, s), backend=backend)(a)
+                _assert_grad(got, want, f"gamma.{method}({x}, a={a}) ({backend})")
+    want = _grad_ref(_chi2(_gamma_cdf), [1.3, 3.0, 0.0, 1.0], (1,))[0]
+    _assert_grad(dk.grad(lambda df: dst.chi2.cdf(1.3, df))(3.0), want, "chi2.cdf in df")
 
 
 # ---------------------------------------------------------------- poisson, multivariate

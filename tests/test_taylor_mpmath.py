@@ -123,9 +123,11 @@ MP_NARY: dict[str, tuple[Callable[..., Any], list[tuple], tuple[int, ...], list[
     "betainc": (lambda a, b, x: M.betainc(a, b, 0, x, regularized=True),
                 [(1.5, 2.5, 0.3), (0.7, 3.0, 0.8)], (2,), [{}]),
     "gammainc": (lambda a, x: M.gammainc(a, 0, x, regularized=True),
-                 [(2.3, 0.8), (0.7, 3.1)], (1,), [{}]),
+                 [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{}]),
     "gammaincc": (lambda a, x: 1 - M.gammainc(a, 0, x, regularized=True),
-                  [(2.3, 0.8), (0.7, 3.1)], (1,), [{}]),
+                  [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{}]),
+    "gammainc_da": (lambda a, x, n: M.diff(lambda s: M.gammainc(s, 0, x, regularized=True), a, n),
+                    [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{"n": 1}, {"n": 2}]),
     "iv": (M.besseli, [(0.0, 0.8), (1.5, 2.7)], (1,), [{}]),
     "ive": (lambda v, x: M.besseli(v, x) * M.exp(-abs(x)), [(0.0, 0.8), (1.5, 2.7), (1.0, -1.4)],
             (1,), [{}]),
@@ -210,7 +212,7 @@ def test_every_elementwise_primitive_of_the_table_is_checked() -> None:
     checked_nary = {n for n, _ in NARY_CASES}
     assert checked_unary == set(unary) - set(SKIP_UNARY)
     assert checked_nary == set(nary) - set(SKIP_NARY)
-    # today: 43 unary primitives (45 cases: polygamma at n = 0, 1, 3) and 26 of 27 n-ary
+    # today: 43 unary primitives (45 cases: polygamma at n = 0, 1, 3) and 27 of 28 n-ary
     assert len(checked_unary) == len(unary) - len(SKIP_UNARY) >= 43
     assert len(checked_nary) == len(nary) - len(SKIP_NARY) >= 26
 

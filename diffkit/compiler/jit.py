@@ -19,7 +19,7 @@ import numpy as np
 from ..checks import as_input
 from ..core import Box, DiffkitError
 from ..interpreters.tracer import evaluate, input_names, trace
-from ..pytree import flatten, tree_map
+from ..pytree import flatten, structure, tree_map
 from .ir import Graph
 from .program import CacheInfo, Program, ProgramCache, build, signature
 
@@ -63,7 +63,7 @@ class Jit:
             ls = [as_input(v, f"jit: argument {i}") for v in ls]
             call[i] = rebuild(ls)
             leaves += ls
-            key.append((repr(tree_map(lambda _: None, a)), tuple(signature(v) for v in ls)))
+            key.append((structure(a), tuple(signature(v) for v in ls)))
         return tuple(key), leaves, tuple(call)
 
     def program(self, *args: Any) -> Program:

@@ -311,7 +311,7 @@ NOT_LOWERED: dict[str, str] = {
     **dict.fromkeys(("erf", "erfc", "erfcx", "erfinv", "erfcinv", "gamma", "gammaln",
                      "rgamma", "beta", "betaln", "logit", "log_ndtr", "ndtri", "spence",
                      "xlogy", "xlog1py", "polygamma", "betainc", "gammainc", "gammaincc",
-                     "iv", "ive", "jv", "yv", "zeta"), _SCIPY),
+                     "gammainc_da", "iv", "ive", "jv", "yv", "zeta"), _SCIPY),
 }
 
 #: primitives that broadcast their operands without being elementwise

@@ -1,7 +1,8 @@
 """``diffkit.scipy.special``: the special functions of ``scipy.special`` that models use,
-differentiable by every backend. Orders and shapes (``n`` of ``jn``, ``v`` of ``iv``, ``a``
-of ``gammainc``, ``a, b`` of ``betainc``) and zeta's exponent are constants: differentiating
-one is an error naming it. SciPy is an optional extra (``pip install diffkit[scipy]``):
+differentiable by every backend. Orders and shapes (``n`` of ``jn``, ``v`` of ``iv``, ``a, b``
+of ``betainc``) and zeta's exponent are constants: differentiating one is an error naming
+it. The shape ``a`` of ``gammainc``/``gammaincc`` is differentiable (as in JAX, and to every
+order: :mod:`diffkit.primitives.incomplete_gamma`). SciPy is an optional extra (``pip install diffkit[scipy]``):
 it is imported when one of these is first evaluated, and its absence is one clear error.
 
 >>> import diffkit as dk

@@ -6,8 +6,10 @@ Each distribution is an object with SciPy's methods and signatures: ``norm.logpd
 scale)``, ``gamma.cdf(x, a, loc, scale)``, ``poisson.logpmf(k, mu, loc)`` ... Densities are
 differentiable in the point and in every parameter. The CDFs of ``t``, ``gamma``, ``beta``,
 ``chi2`` and ``poisson`` are incomplete beta and gamma functions, differentiable in the point,
-``loc``, ``scale`` and ``mu``; their shape parameters (``df``, ``a``, ``b``) are constants there,
-and differentiating one is an error naming it. Outside the support a log-density is ``-inf``
+``loc``, ``scale`` and ``mu``, and those of ``gamma`` and ``chi2`` (``cdf``, ``logcdf``, ``sf``,
+``logsf``) in their shape (``a``, ``df``) too, through ``gammainc``'s derivative in ``a``;
+the shapes of ``t`` and ``beta`` (``df``, ``a``, ``b``) are constants there, and
+differentiating one is an error naming it. Outside the support a log-density is ``-inf``
 (as SciPy).
 
 >>> import diffkit as dk
@@ -95,6 +97,14 @@ class _Gamma(_Continuous):
         z = (x - loc) / scale
         return sc.gammainc(a, where(z < 0, 0.0, z))
 
+    def sf(self, x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        """The survival function 1 - cdf, as ``gammaincc`` (no cancellation in the tail)."""
+        z = (x - loc) / scale
+        return sc.gammaincc(a, where(z < 0, 0.0, z))
+
+    def logsf(self, x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        return log(self.sf(x, a, loc, scale))
+
 
 class _Chi2(_Continuous):
     """The chi-squared distribution: ``gamma(a=df/2, scale=2 scale)``."""
@@ -104,6 +114,13 @@ class _Chi2(_Continuous):
 
     def cdf(self, x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
         return gamma.cdf(x, 0.5 * df, loc, 2.0 * scale)
+
+    def sf(self, x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        """The survival function 1 - cdf."""
+        return gamma.sf(x, 0.5 * df, loc, 2.0 * scale)
+
+    def logsf(self, x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        return gamma.logsf(x, 0.5 * df, loc, 2.0 * scale)
 
 
 class _Beta(_Continuous):

@@ -21,7 +21,7 @@ from .. import numpy as dnp
 from ..checks import as_input
 from ..core import Box, DiffkitError, shape
 from ..primitives import is_complex
-from ..pytree import flatten, ravel, tree_map
+from ..pytree import flatten, ravel, structure, tree_map
 
 Argnums = int | Sequence[int]
 
@@ -89,7 +89,7 @@ class Args:
         if not _immutable(rest):
             return None
         parts = [self.args[i] for i in self.nums]
-        return (f, tuple(self.nums), len(self.args), repr(tree_map(lambda _: None, parts)),
+        return (f, tuple(self.nums), len(self.args), structure(parts),
                 tuple((shape(v), np.result_type(v).str) for v in self.leaves),
                 repr(tree_map(type, rest)), rest)
 
@@ -142,10 +142,10 @@ class Outputs:
         if len(leaves) == 1 and leaves[0] is out:
             self.trees[key] = None
             return out
-        if not leaves:
-            raise DiffkitError("the function returned an empty structure; return an array")
         self.trees[key] = (rebuild, [shape(v) for v in leaves], rebuild(list(range(len(leaves)))))
         self.real_leaves[key] = [not is_complex(v) for v in leaves]
+        if not leaves:  # (None, {}, (): an empty tree, as JAX; its derivatives are empty too)
+            return np.zeros(0)
         return ravel([dnp.reshape(v, (-1,)) for v in leaves])[0]
 
     def unpack(self, args: tuple, kwargs: dict, r: Any, trailing: Any = None) -> Any:
@@ -177,6 +177,8 @@ class Outputs:
         if leaves is None or [shape(v) for v in leaves] != shapes:
             raise DiffkitError("vjp: the cotangent must have the structure and shapes of the "
                                f"output (leaf shapes {shapes}); give one array per output")
+        if not leaves:
+            return np.zeros(0)
         # (through dnp: a cotangent that is itself being differentiated keeps its derivative)
         return dnp.concatenate([dnp.reshape(v if isinstance(v, Box) else as_input(
             v, "vjp: the cotangent"), (-1,)) for v in leaves])
@@ -184,7 +186,10 @@ class Outputs:
 
 def leaves_like(tree: Any, like: Any) -> list[Any] | None:
     """The leaves of ``tree`` in the order of ``like`` (same containers, dict keys matched by
-    name; a tuple of numbers is structure here), or None where the structures differ."""
+    name; a tuple of numbers is structure here), or None where the structures differ.
+    A ``None`` in ``like`` (an empty subtree of the output) wants ``None``: no leaves."""
+    if like is None:
+        return [] if tree is None else None
     if isinstance(like, dict):
         if not isinstance(tree, dict) or set(tree) != set(like):
             return None
