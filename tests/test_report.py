@@ -115,7 +115,7 @@ def test_figures_stay_readable_in_a_headless_browser(tiny, tmp_path, width):
                           capture_output=True, text=True, timeout=180)
     scales, fits = re.search(r'data-scales="([^"]*)"', done.stdout).group(1).split(";")
     scales = [float(s) for s in scales.split(",")]
-    assert len(scales) == len(FIGURES) and fits == "true"
+    assert len(scales) == len(FIGURES) + 1 and fits == "true"  # + solvers
     assert min(scales) * SMALLEST_PX >= 9.0, scales
     assert "Uncaught" not in done.stderr and ":ERROR:CONSOLE" not in done.stderr
 
