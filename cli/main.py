@@ -15,7 +15,7 @@ COMMANDS = {  # name -> module in this package holding a click command of that n
     "compare": "compare", "list": "listing", "steps": "steps", "swell": "swell",
     "trace": "trace", "graph": "graph", "rules": "rules",
     "show": "show", "report": "report", "bench": "bench", "advise": "advise",
-    "styles": "styles",
+    "styles": "styles", "accuracy": "accuracy",
 }
 
 

@@ -113,17 +113,36 @@ def _unary_modes(name: str, derivative: str, parts: dict[str, list[str]]) -> str
 
     saves = primitives.table()[name].saves[0]
     kept = {"x": "its input x", "y": "its output y", "x y": "its input x and output y",
-            "": "nothing"}.get(saves, saves)
+            "y x": "its input x and output y", "": "nothing"}.get(saves, saves)
     return "\n".join([
         f"# the entry: {name} is unary, both modes come from its one derivative "
         f"dy/dx = {derivative}",
-        parts["jvp"][0], "",
+        parts["jvp"][0], "", *_helpers(name, derivative),
         "# JVP rule (forward mode): the tangent of y from the tangent of x",
         f"y_dot = {_factor(derivative)} * x_dot", "",
         "# VJP rule (reverse mode): the adjoint y_bar pushed back, added into x_bar",
         f"x_bar += y_bar * {_factor(derivative)}", "",
         f"# what the tape saves for the reverse sweep: {kept}", "",
         "# numpy implementation", *parts["numpy"], ""])
+
+
+def _helpers(name: str, derivative: str) -> list[str]:
+    """The source of the module's own functions the derivative calls (``_dtanh(x, y)``),
+    each under a comment line, so the rule is read to the end."""
+    import ast
+    import inspect
+
+    from diffkit import primitives
+
+    d = inspect.getclosurevars(primitives.table()[name].jvp[0]).nonlocals.get("d")
+    scope = getattr(d, "__globals__", {})
+    out = []
+    for node in ast.walk(ast.parse(derivative, mode="eval")):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id.startswith("_") and inspect.isfunction(scope.get(node.func.id)):
+            out += [f"# {node.func.id}, which the derivative calls",
+                    inspect.getsource(scope[node.func.id]).strip(), ""]
+    return out
 
 
 def covered() -> str:

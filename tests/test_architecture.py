@@ -196,7 +196,7 @@ def doc_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, code:
 
 def test_the_documented_primitive_works_in_every_mode(tmp_path, monkeypatch):
     line = re.search(r"^expm1 = unary\(.*\)$", DOC, re.MULTILINE).group(0)
-    header = "import numpy as np\nfrom diffkit.primitives.elementwise import unary\n"
+    header = "import numpy as np\nfrom diffkit.primitives.elementwise import exp, unary\n"
     expm1 = doc_module(tmp_path, monkeypatch, "doc_expm1", header + line).expm1
     x = np.array([-0.5, 0.25, 1.5])
     np.testing.assert_array_equal(expm1(x), np.expm1(x))

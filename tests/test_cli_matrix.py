@@ -33,6 +33,12 @@ ROWS = [
     (["list", "--format", "csv"], "a CSV holds one table"),
     (["list", "-o", "/nonexistent/dir/out.txt"], "cannot write /nonexistent/dir/out.txt: no such folder"),
     (["list", "-o", "adir"], "is a directory"),
+    # accuracy
+    (["accuracy", "sn"], "unknown function 'sn'; did you mean sin?"),
+    (["accuracy", "__class__"], "unknown function '__class__'"),
+    (["accuracy", "sin", "--methods", "reverse,bogus"], "unknown method 'bogus'"),
+    (["accuracy", "sin", "--points", "3"], "3 is not in the range x>=10"),
+    (["accuracy", "sin", "--format", "yaml"], "'yaml' is not one of"),
     # styles
     (["styles", "-f", "caffe"], "unknown framework 'caffe'"),
     (["styles", "-f", INJECT], "unknown framework"),

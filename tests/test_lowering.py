@@ -167,14 +167,16 @@ def test_rules_shows_each_target_and_its_lines_compute_numpys_value(capsys):
     from test_cli import run
 
     code, out, _ = run(capsys, "rules", "sigmoid")
-    assert code == 0 and "scalar formula: add(mul(0.5, tanh(mul(0.5, x0))), 0.5)" in out
+    assert code == 0 and ("scalar formula: div(select(greater_equal(x0, 0.0), 1.0, "
+                          "exp(neg(fabs(x0)))), add(1.0, exp(neg(fabs(x0)))))") in out
     assert "numpy (unfused program): sigmoid(x0), its implementation" in out
-    assert "fused kernel, LLVM route (float64): inline arithmetic, calls @dk_tanh" in out
-    assert "  r3 = tanh(r2)" in out and "within 3 ulps" in out
+    assert "fused kernel, LLVM route (float64): inline arithmetic, calls @dk_exp" in out
+    assert "  r6 = exp(r5)" in out and "within 3 ulps" in out
     line = out.split("plain floats (and Numba on float64): ")[1].splitlines()[0]
-    for x0 in (-3.0, 0.25, 7.5):  # the printed formula is what numpy computes (its bound)
+    for x0 in (-40.0, -3.0, 0.25, 7.5):  # the printed formula is what numpy computes (its bound)
         got = eval(line, {"math": math, "np": np, "x0": x0})  # noqa: S307 (our own output)
-        assert abs(got - (0.5 * np.tanh(0.5 * x0) + 0.5)) <= 3 * np.spacing(0.5)
+        want = P.sigmoid(x0)
+        assert abs(got - want) <= 3 * np.spacing(want)
     code, out, _ = run(capsys, "rules", "power")
     assert "scalar formula: pow(x0, x1)" in out and "numpy (unfused program): x0 ** x1" in out
     assert "calls @llvm.pow.f64" in out and "  r2 = pow(r0, r1)" in out
@@ -200,4 +202,7 @@ def test_the_entry_docs_architecture_shows_is_the_registrys():
     source = " ".join((root / "diffkit" / "primitives" / "lowering.py").read_text().split())
     block = re.search(r'```python\n( *"sigmoid": Lowering\(.*?)```', doc, re.DOTALL).group(1)
     assert " ".join(block.split()) in source
+    helper = re.search(r"```python\n(def _sigmoid.*?)```", doc, re.DOTALL).group(1)
+    for line in helper.strip().splitlines():  # the formula the doc shows, line by line
+        assert " ".join(line.split()) in source
     assert '"expm1": "expm1"' in source and '"expm1": "expm1"' in doc

@@ -37,7 +37,7 @@ ELEMENTWISE = {
 
 # rules whose exact equality sympy cannot decide (float constants such as 2 / sqrt(pi),
 # identities needing sign assumptions): checked at points instead
-NUMERIC_ONLY = {"cbrt", "exp2", "logaddexp2", "arccosh", "sinc", "fmod", "erf", "erfc", "log_ndtr",
+NUMERIC_ONLY = {"cbrt", "exp2", "logaddexp2", "arccosh", "sinc", "fmod", "erf", "erfc", "log_ndtr", "sigmoid",
                 "erfinv", "erfcinv", "erfcx", "ndtri"}
 
 

@@ -62,7 +62,7 @@ MP_UNARY: dict[str, tuple[Callable[..., Any], list[float], list[dict]]] = {
     "erf": (M.erf, [-1.1, 0.45, 2.0], [{}]),
     "erfc": (M.erfc, [-1.1, 0.45, 3.0], [{}]),
     "erfcinv": (lambda x: M.erfinv(1 - x), [0.2, 1.0, 1.7], [{}]),
-    "erfcx": (lambda x: M.exp(x * x) * M.erfc(x), [-0.5, 0.45, 3.0], [{}]),
+    "erfcx": (lambda x: M.exp(x * x) * M.erfc(x), [-0.5, 0.45, 3.0, 10.0, 40.0], [{}]),
     "erfinv": (M.erfinv, [-0.7, 0.3, 0.9], [{}]),
     "exp": (M.exp, [-1.1, 0.45, 2.0], [{}]),
     "exp2": (lambda x: M.power(2, x), [-1.1, 0.45, 2.0], [{}]),
@@ -73,7 +73,7 @@ MP_UNARY: dict[str, tuple[Callable[..., Any], list[float], list[dict]]] = {
     "imag": (M.im, [-0.7, 0.45], [{}]),
     "log": (M.log, [0.2, 0.7, 3.0], [{}]),
     "log1p": (M.log1p, [-0.5, 1e-3, 0.4, 2.0], [{}]),
-    "log_ndtr": (lambda x: M.log(M.ncdf(x)), [-2.0, 0.45, 2.5], [{}]),  # far left: KNOWN_INACCURATE
+    "log_ndtr": (lambda x: M.log(M.ncdf(x)), [-20.0, -8.0, -2.0, 0.45, 2.5], [{}]),
     "logit": (lambda x: M.log(x / (1 - x)), [0.1, 0.3, 0.85], [{}]),
     "ndtri": (lambda p: M.sqrt(2) * M.erfinv(2 * p - 1), [0.05, 0.3, 0.9], [{}]),
     "neg": (lambda x: -x, [-0.7, 0.45], [{}]),
@@ -86,7 +86,8 @@ MP_UNARY: dict[str, tuple[Callable[..., Any], list[float], list[dict]]] = {
     "sin": (M.sin, [-1.1, 0.45, 2.0], [{}]),
     "sinc": (M.sincpi, [-1.3, 0.0, 0.37], [{}]),  # numpy's: sin(pi x) / (pi x)
     "sinh": (M.sinh, [-1.1, 0.45, 2.0], [{}]),
-    "spence": (lambda x: M.polylog(2, 1 - x), [0.3, 0.97, 1.0, 2.5], [{}]),  # scipy's
+    "spence": (lambda x: M.polylog(2, 1 - x), [0.3, 0.801, 0.901, 0.97, 1.0, 1.099, 1.199, 2.5],
+               [{}]),  # scipy's
     "sqrt": (M.sqrt, [0.2, 0.8, 4.0], [{}]),
     "tan": (M.tan, [-1.0, 0.5, 1.3], [{}]),
     "tanh": (M.tanh, [-1.1, 0.45, 2.0], [{}]),
@@ -262,15 +263,8 @@ def test_nary_primitive_to_order_6_matches_mpmath(case: tuple[str, dict]) -> Non
 # Found by this file: float64 rules that lose digits at high order, with the points that
 # show it. Each is a strict xfail: it starts passing (and must be removed) once fixed.
 KNOWN_INACCURATE: dict[str, tuple[list[float], str]] = {
-    "log_ndtr": ([-8.0], "log_ndtr's derivative exp(-x^2/2 - y) / sqrt(2 pi) cancels in the left "
-                 "tail: x^2/2 and y = log Phi(x) agree to many digits, so order k >= 3 loses "
-                 "them (at x = -8: 2e-9 relative at order 3, 1e-5 at order 6; at -20 order 6 is "
-                 "wrong in every digit)"),
-    "erfcx": ([10.0], "erfcx's derivative 2 x y - 2 / sqrt(pi) cancels for large x (y ~ "
-              "1 / (sqrt(pi) x)): at x = 10, 4e-9 relative at order 4, 6e-6 at order 6"),
-    "spence": ([0.901, 1.099], "_spence_d's 16-term series in w = 1 - z, used for |w| < 0.1, "
-               "is accurate in value (1e-17) but not in its 5th derivative near |w| = 0.1: "
-               "order 6 of spence is 1e-8 relative off there"),
+    # (none left: log_ndtr's left tail, erfcx's right tail and spence's series seam were
+    # fixed by issue 40's rules, docs/accuracy.md; their points are in MP_UNARY now)
 }
 
 

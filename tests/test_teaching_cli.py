@@ -52,8 +52,10 @@ def test_rules_and_show(capsys):
     assert code == 0 and "lambda y, x: cos(x)" in out and "sp.sin(x)" in out
     assert "y_dot = cos(x) * x_dot" in out and "x_bar += y_bar * cos(x)" in out  # each mode
     assert "saves for the reverse sweep: its input x" in out
-    code, out, _ = run(capsys, "rules", "tanh")  # a sum as a factor keeps its parentheses
-    assert "y_dot = (1.0 - y * y) * x_dot" in out and "x_bar += y_bar * (1.0 - y * y)" in out
+    code, out, _ = run(capsys, "rules", "tan")  # a sum as a factor keeps its parentheses
+    assert "y_dot = (1.0 + y * y) * x_dot" in out and "x_bar += y_bar * (1.0 + y * y)" in out
+    code, out, _ = run(capsys, "rules", "tanh")  # a helper the derivative calls is shown
+    assert "x_bar += y_bar * _dtanh(x, y)" in out and "def _dtanh(x: Any, y: Any)" in out
     code, out, _ = run(capsys, "rules", "exp")
     assert "y_dot = y * x_dot" in out and "saves for the reverse sweep: its output y" in out
     code, out, _ = run(capsys, "rules", "mul")

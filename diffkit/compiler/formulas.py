@@ -9,7 +9,7 @@ source for plain floats, the tape VM's interpreter and Numba kernels.
 >>> from diffkit.interpreters.tracer import trace
 >>> (e,) = trace(lambda x: dnp.sigmoid(x), (0.5,)).eqns
 >>> python(of(e), ["x"])
-'((0.5 * math.tanh((0.5 * x))) + 0.5)'
+'((1.0 if (x >= 0.0) else math.exp((-abs(x)))) / (1.0 + math.exp((-abs(x)))))'
 """
 
 from __future__ import annotations

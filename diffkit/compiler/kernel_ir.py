@@ -29,12 +29,15 @@ renders the list as LLVM IR, :mod:`.kernels` as Numba source.
 >>> print(build(plan, plan.kernels[0]).listing())
 k0(a0: f64[4], o0: f64[4] out) over (4,):
   t1: f64 = load(a0, [i0])
-  t2: f64 = mul(0.5, t1)
-  t3: f64 = tanh(t2)
-  t4: f64 = mul(0.5, t3)
-  t5: f64 = add(t4, 0.5)
-  t6: f64 = mul(t5, t1)
-  store(o0, t6)
+  t2: bool = greater_equal(t1, 0.0)
+  t3: f64 = fabs(t1)
+  t4: f64 = neg(t3)
+  t5: f64 = exp(t4)
+  t6: f64 = select(t2, 1.0, t5)
+  t7: f64 = add(1.0, t5)
+  t8: f64 = div(t6, t7)
+  t9: f64 = mul(t8, t1)
+  store(o0, t9)
 """
 
 from __future__ import annotations

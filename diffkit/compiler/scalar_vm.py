@@ -164,7 +164,7 @@ def _number(a: Any) -> float | None:
 def encode(graph: Graph) -> Bytecode | None:
     """``graph`` as a tape (run by plain Python until :func:`scalar_program` gives it the
     compiled interpreter), or None when some equation has no lowering. Each equation
-    becomes the rows of its formula (the lowering registry's): ``sigmoid`` is four."""
+    becomes the rows of its formula (the lowering registry's): ``sigmoid`` is seven."""
     if not is_scalar(graph):
         return None
     rows: list[tuple[str, list[Any]]] = []   # operation, operands: Var, ("c", bits), row

@@ -63,9 +63,9 @@ def compiled_rules(prim: Primitive, arity: int) -> list[str]:
 
     >>> from diffkit.primitives import sigmoid
     >>> print("\\n".join(compiled_rules(sigmoid, 1)[:3]))
-    scalar formula: add(mul(0.5, tanh(mul(0.5, x0))), 0.5)
+    scalar formula: div(select(greater_equal(x0, 0.0), 1.0, exp(neg(fabs(x0)))), add(1.0, exp(neg(fabs(x0)))))
     numpy (unfused program): sigmoid(x0), its implementation
-    fused kernel, LLVM route (float64): inline arithmetic, calls @dk_tanh
+    fused kernel, LLVM route (float64): inline arithmetic, calls @dk_exp, @llvm.fabs.f64
     """
     args = [f"x{k}" for k in range(arity)]
     template = numpy_call(prim.name, prim.ufunc)

@@ -37,7 +37,20 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], sa
 
 
 def _sigmoid(x: Any) -> Any:
-    return 0.5 * np.tanh(0.5 * x) + 0.5  # stable for large |x|
+    """1 / (1 + e^-x) from e = exp(-|x|), as scipy.special.expit: e / (1 + e) for x < 0,
+    where 1 - (a number near 1) would leave a rounding error (0.5 tanh(x/2) + 0.5 does);
+    complex values by tanh."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return 0.5 * np.tanh(0.5 * x) + 0.5
+    e = np.empty(x.shape, x.dtype if x.dtype.kind == "f" else np.float64)
+    np.abs(x, out=e)  # (in place: e = exp(-|x|) takes one buffer)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    out = np.where(x >= 0, 1.0, e)
+    e += 1.0
+    np.divide(out, e, out=out)
+    return out[()] if out.ndim == 0 else out
 
 
 def _zero(y: Any, x: Any) -> np.ndarray:
@@ -51,17 +64,59 @@ sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, "y", lambda sp, x: sp.sqrt(x
 sin = unary("sin", np.sin, lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x))
 cos = unary("cos", np.cos, lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x))
 tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x))
-arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(1.0 - x * x), "x", lambda sp, x: sp.asin(x),
-               "asin")
-arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(1.0 - x * x), "x",
+
+
+def _one_minus_square(x: Any) -> Any:
+    """1 - x^2: as (1 - x)(1 + x) for |x| >= 1/2, exact to a rounding where x^2 rounds first
+    (from x = 1 - 1e-10, 1 - x * x keeps 6 digits); as 1 - x * x below, whose derivative -2x
+    keeps its digits near 0 (that of (1 - x)(1 + x) is (1 - x) - (1 + x))."""
+    if is_complex(x) or getattr(x, "expression", False):
+        return 1.0 - x * x
+    return select(mask(np.less, abs(x), 0.5), 1.0 - x * x, (1.0 - x) * (1.0 + x))
+
+
+arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(_one_minus_square(x)), "x",
+               lambda sp, x: sp.asin(x), "asin")
+arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(_one_minus_square(x)), "x",
                lambda sp, x: sp.acos(x), "acos")
-arctan = unary("arctan", np.arctan, lambda y, x: 1.0 / (1.0 + x * x), "x", lambda sp, x: sp.atan(x),
+
+
+def _darctan(x: Any) -> Any:
+    """1 / (1 + x^2); beyond |x| = 1 as u^2 / (1 + u^2) with u = 1 / x: (1 + x^2)^2 in its
+    derivative overflows from |x| = 1e77, where -2x / (1 + x^2)^2 is still normal."""
+    if is_complex(x) or getattr(x, "expression", False):
+        return 1.0 / (1.0 + x * x)
+    near = mask(np.less_equal, abs(x), 1.0)
+    u = 1.0 / select(near, 2.0, x)
+    return select(near, 1.0 / (1.0 + x * x), u * u / (1.0 + u * u))
+
+
+arctan = unary("arctan", np.arctan, lambda y, x: _darctan(x), "x", lambda sp, x: sp.atan(x),
                "atan")
 sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x))
 cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x))
-tanh = unary("tanh", np.tanh, lambda y, x: 1.0 - y * y, "y", lambda sp, x: sp.tanh(x))
-sigmoid = unary("sigmoid", _sigmoid, lambda y, x: y * (1.0 - y), "y", lambda sp, x: 1 / (1 + sp.exp(-x)),
-                lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
+
+
+def _dtanh(x: Any, y: Any) -> Any:
+    """tanh'(x) = 1 - y^2 (y = tanh x) for |x| < 0.625, where y^2 < 0.31 and the difference
+    keeps its digits; beyond, 4 e / (1 + e)^2 with e = exp(-2|x|) (= 1 / cosh^2 x): 1 - y^2
+    cancels there (every digit once y rounds to 1, |x| > 19). Each branch is a product or a
+    quotient of terms of one sign, so its own derivative (the second) keeps its digits too;
+    for complex values 1 - y^2 (holomorphic, as the rule must be)."""
+    if is_complex(x) or getattr(x, "expression", False):
+        return 1.0 - y * y
+    a = abs(x)
+    e = exp(-2.0 * a)
+    u = 1.0 + e
+    return select(mask(np.less, a, 0.625), 1.0 - y * y, 4.0 * e / (u * u))
+
+
+tanh = unary("tanh", np.tanh, lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x))
+# sigmoid'(x) = tanh'(x/2) / 4 (sigmoid(x) = (1 + tanh(x/2)) / 2): the same two branches, so
+# no digit is lost where sigmoid rounds to 1 (y (1 - y) is 0 there, x > 37) nor in the second
+# derivative near 0 (sigmoid(x) sigmoid(-x), differentiated, subtracts two numbers near 1/8)
+sigmoid = unary("sigmoid", _sigmoid, lambda y, x: 0.25 * _dtanh(0.5 * x, tanh(0.5 * x)), "x",
+                lambda sp, x: 1 / (1 + sp.exp(-x)), lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
 sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x))
 
 neg = Primitive(
@@ -197,12 +252,23 @@ cbrt = unary("cbrt", np.cbrt, lambda y, x: 1.0 / (3.0 * y * y), "y", lambda sp, 
              lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0))
 exp2 = unary("exp2", np.exp2, lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
              lambda xp, x: xp.pow(2.0, x))
-expm1 = unary("expm1", np.expm1, lambda y, x: y + 1.0, "y", lambda sp, x: sp.exp(x) - 1)
-arcsinh = unary("arcsinh", np.arcsinh, lambda y, x: 1.0 / sqrt(x * x + 1.0), "x",
+# (expm1' = exp(x), not y + 1: y + 1 is 1 + (a number near -1) for x < 0, every digit lost
+# by x = -37)
+expm1 = unary("expm1", np.expm1, lambda y, x: exp(x), "x", lambda sp, x: sp.exp(x) - 1)
+
+
+def _hypot1(x: Any) -> Any:
+    """sqrt(x^2 + 1): hypot(x, 1) on real numbers (no overflow), the formula on complex ones."""
+    return sqrt(x * x + 1.0) if is_complex(x) else hypot(x, 1.0)
+
+
+# (hypot(x, 1) and sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 + 1) and sqrt(x^2 - 1): x^2 overflows
+# beyond 1.3e154, and rounds before the difference is taken near x = 1)
+arcsinh = unary("arcsinh", np.arcsinh, lambda y, x: 1.0 / _hypot1(x), "x",
                 lambda sp, x: sp.asinh(x), "asinh")
-arccosh = unary("arccosh", np.arccosh, lambda y, x: 1.0 / sqrt(x * x - 1.0), "x",
+arccosh = unary("arccosh", np.arccosh, lambda y, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)), "x",
                 lambda sp, x: sp.acosh(x), "acosh")
-arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / (1.0 - x * x), "x",
+arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / _one_minus_square(x), "x",
                 lambda sp, x: sp.atanh(x), "atanh")
 
 
@@ -214,6 +280,29 @@ _SINC_SERIES = tuple((-1) ** n * 2 * n * np.pi ** (2 * n) / float(np.prod(np.ara
                      for n in range(1, 9))
 
 
+def _sinc(x: Any) -> Any:
+    """sin(pi x) / (pi x), 1 at 0 (numpy's sinc, with numpy's 1e-20 for x = 0), sin(pi x) as
+    (-1)^n sin(pi (x - n)) for n = rint(x), x - n exact: numpy's sin(pi * x) takes the
+    rounding of pi x, every digit next to the zeros (x = 1 - 1e-15) and beyond x = 1e15."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return np.sinc(x)
+    with np.errstate(invalid="ignore"):
+        y = np.where(x == 0, 1.0e-20, x)
+        n = np.rint(y)
+        out = np.sin(np.pi * (y - n)) * (1.0 - 2.0 * np.abs(np.fmod(n, 2.0))) / (np.pi * y)
+    return out[()] if out.ndim == 0 else out
+
+
+def _cospi(x: Any) -> Any:
+    """cos(pi x) as (-1)^n cos(pi (x - n)), n = rint(x) (pi x rounded first is no number
+    beyond 1e15); the formula on complex values and formulas."""
+    if is_complex(x) or getattr(x, "expression", False):
+        return cos(np.pi * x)
+    n = rint(x)
+    return cos(np.pi * (x - n)) * (1.0 - 2.0 * abs(fmod(n, 2.0)))
+
+
 def _dsinc(y: Any, x: Any) -> Any:
     """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, and its Taylor series near 0."""
     near_zero = mask(np.less, abs(x), 0.15)  # (one mask per example under vmap)
@@ -222,7 +311,7 @@ def _dsinc(y: Any, x: Any) -> Any:
     series = 0.0
     for c in reversed(_SINC_SERIES):  # Horner's rule in x^2
         series = series * xx + c
-    return _choose(near_zero, series * x, (cos(np.pi * x) - y) / safe)
+    return _choose(near_zero, series * x, (_cospi(x) - y) / safe)
 
 
 def _choose(cond: Any, a: Any, b: Any) -> Any:
@@ -231,7 +320,7 @@ def _choose(cond: Any, a: Any, b: Any) -> Any:
     return where(a, b, cond=cond) if getattr(cond, "is_Relational", False) else select(cond, a, b)
 
 
-sinc = unary("sinc", np.sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
+sinc = unary("sinc", _sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
              lambda xp, x: xp.where(x == 0, 1.0, xp.sin(np.pi * x) / (np.pi * xp.where(x == 0, 1.0, x))))
 
 
@@ -283,34 +372,82 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
     sympy=lambda sp, x, y: x - y * sp.sign(x) * sp.sign(y) * flat(sp, "floor")(sp.Abs(x) / sp.Abs(y)),
     broadcasts=True, ufunc=np.fmod, array_api=lambda xp, x, y: x - y * xp.trunc(x / y),
 )
+
+
+def _over_square(u: Any, a: Any, b: Any) -> Any:
+    """u / (a^2 + b^2) as (u / r) / r, r = hypot(a, b): a^2 + b^2 overflows from 1.3e154 (and
+    underflows below 1e-154) where the quotient is still a normal number; the formula on
+    complex values (hypot is not holomorphic) and on formulas."""
+    if is_complex(a) or is_complex(b) or getattr(a, "expression", False) \
+            or getattr(b, "expression", False):
+        return u / (a * a + b * b)
+    r = hypot(a, b)
+    return u / r / r
+
+
 arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
     "arctan2", np.arctan2,
-    jvp=(lambda a_dot, z, a, b: a_dot * b / (a * a + b * b),
-         lambda b_dot, z, a, b: -b_dot * a / (a * a + b * b)),
-    vjp=(lambda z_bar, z, a, b: z_bar * b / (a * a + b * b),
-         lambda z_bar, z, a, b: -z_bar * a / (a * a + b * b)),
+    jvp=(lambda a_dot, z, a, b: a_dot * _over_square(b, a, b),
+         lambda b_dot, z, a, b: -b_dot * _over_square(a, a, b)),
+    vjp=(lambda z_bar, z, a, b: z_bar * _over_square(b, a, b),
+         lambda z_bar, z, a, b: -z_bar * _over_square(a, a, b)),
     saves=("a b", "a b"),
     sympy=lambda sp, a, b: sp.atan2(a, b), broadcasts=True, ufunc=np.arctan2, array_api="atan2",
 )
+
+
+def _hypot_share(a: Any, b: Any, z: Any) -> Any:
+    """d hypot(a, b) / da = a / z; where |a| >= |b| as sign(a) / sqrt(1 + (b/a)^2): the
+    derivative of a / z, 1 / z - a^2 / z^3, cancels there (every digit once a^2 / z^2 rounds
+    to 1), that of the second form is a product (b^2 / z^3). The formula on complex values
+    and formulas."""
+    if is_complex(a) or is_complex(b) or getattr(a, "expression", False) \
+            or getattr(b, "expression", False):
+        return a / z
+    big = mask(np.greater_equal, abs(a), abs(b))
+    r = select(big, b, 0.0) / select(big, a, 1.0)
+    return select(big, sign(a) / sqrt(1.0 + r * r), a / select(big, 1.0, z))
+
+
 hypot = Primitive(
     "hypot", np.hypot,
-    jvp=(lambda x_dot, z, x, y: x_dot * x / z, lambda y_dot, z, x, y: y_dot * y / z),
-    vjp=(lambda z_bar, z, x, y: z_bar * x / z, lambda z_bar, z, x, y: z_bar * y / z),
-    saves=("z x", "z y"),
+    jvp=(lambda x_dot, z, x, y: x_dot * _hypot_share(x, y, z),
+         lambda y_dot, z, x, y: y_dot * _hypot_share(y, x, z)),
+    vjp=(lambda z_bar, z, x, y: z_bar * _hypot_share(x, y, z),
+         lambda z_bar, z, x, y: z_bar * _hypot_share(y, x, z)),
+    saves=("z x y", "z x y"),
     sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2), broadcasts=True, ufunc=np.hypot,
 )
+
+
+def _share2(t: Any) -> Any:
+    """2^t / (1 + 2^t) (d/dx logaddexp2(x, y) at t = x - y) from e = 2^-|t|, as sigmoid's
+    value: exp2 of an exact argument (exp2(x - z) takes the rounding of z, log2(1 + 2^t)
+    near |t|: hundreds of ulps there); the formula on complex values and formulas."""
+    if is_complex(t) or getattr(t, "expression", False):
+        return 1.0 / (1.0 + exp2(-t))
+    e = exp2(-abs(t))
+    return select(mask(np.greater_equal, t, 0.0), 1.0, e) / (1.0 + e)
+
+
+# d/dx logaddexp(x, y) = sigmoid(x - y), not exp(x - z): x - z carries the rounding of z
+# (|z| ulps: 30 for softplus near x = 30), and exp(x - z) is NaN at x = inf
 logaddexp = Primitive(
     "logaddexp", np.logaddexp,
-    jvp=(lambda x_dot, z, x, y: x_dot * exp(x - z), lambda y_dot, z, x, y: y_dot * exp(y - z)),
-    vjp=(lambda z_bar, z, x, y: z_bar * exp(x - z), lambda z_bar, z, x, y: z_bar * exp(y - z)),
-    saves=("z x", "z y"),
+    jvp=(lambda x_dot, z, x, y: x_dot * sigmoid(x - y),
+         lambda y_dot, z, x, y: y_dot * sigmoid(y - x)),
+    vjp=(lambda z_bar, z, x, y: z_bar * sigmoid(x - y),
+         lambda z_bar, z, x, y: z_bar * sigmoid(y - x)),
+    saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)), broadcasts=True, ufunc=np.logaddexp,
 )
 logaddexp2 = Primitive(
     "logaddexp2", np.logaddexp2,
-    jvp=(lambda x_dot, z, x, y: x_dot * exp2(x - z), lambda y_dot, z, x, y: y_dot * exp2(y - z)),
-    vjp=(lambda z_bar, z, x, y: z_bar * exp2(x - z), lambda z_bar, z, x, y: z_bar * exp2(y - z)),
-    saves=("z x", "z y"),
+    jvp=(lambda x_dot, z, x, y: x_dot * _share2(x - y),
+         lambda y_dot, z, x, y: y_dot * _share2(y - x)),
+    vjp=(lambda z_bar, z, x, y: z_bar * _share2(x - y),
+         lambda z_bar, z, x, y: z_bar * _share2(y - x)),
+    saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
     array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,
 )

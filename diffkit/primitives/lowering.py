@@ -7,7 +7,8 @@ Each reads this one registry, so they cannot drift apart:
 * ``formula`` — the primitive on *one number*, as an expression tree over a small set of
   scalar operations (:data:`OPS`: arithmetic, comparisons, ``select`` and the C library's
   math functions). It is the same formula as the primitive's numpy implementation, step
-  for step (``sigmoid`` is ``0.5 * tanh(0.5 * x) + 0.5`` on both sides), so a fused kernel
+  for step (``sigmoid`` is ``e = exp(-|x|)``, then ``1 / (1 + e)`` or ``e / (1 + e)`` by the
+  sign of x, on both sides), so a fused kernel
   gives the unfused program's numbers: bit for bit where numpy's loop calls the C library,
   within :attr:`Lowering.ulps` where numpy has its own vectorized routine (see ``ulps``).
 * ``numpy`` — how generated numpy code writes it (``{0} + {1}``); by default the
@@ -21,7 +22,7 @@ for an elementwise primitive that is in neither table.
 
 >>> x = ScalarExpr.arg(0)
 >>> print(LOWERING["sigmoid"].formula(x))
-add(mul(0.5, tanh(mul(0.5, x0))), 0.5)
+div(select(greater_equal(x0, 0.0), 1.0, exp(neg(fabs(x0)))), add(1.0, exp(neg(fabs(x0)))))
 >>> print(LOWERING["power"].formula(x, ScalarExpr.const(2)))
 mul(x0, x0)
 """
@@ -259,9 +260,19 @@ def _logaddexp(base2: bool) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
 
 
 def _sinc(x: ScalarExpr) -> ScalarExpr:
-    """numpy's sinc: ``sin(y) / y`` for ``y = pi x``, with 1e-20 for x = 0."""
-    y = 3.141592653589793 * apply("select", apply("equal", x, 0.0), 1.0e-20, x)
-    return apply("sin", y) / y
+    """sinc as its implementation computes it (``elementwise._sinc``): numpy's 1e-20 for
+    x = 0, then ``sin(pi (y - n)) (1 - 2 |fmod(n, 2)|) / (pi y)`` with ``n = rint(y)``."""
+    y = apply("select", apply("equal", x, 0.0), 1.0e-20, x)
+    n = apply("rint", y)
+    parity = 1.0 - 2.0 * apply("fabs", apply("fmod", n, 2.0))
+    return apply("sin", 3.141592653589793 * (y - n)) * parity / (3.141592653589793 * y)
+
+
+def _sigmoid(x: ScalarExpr) -> ScalarExpr:
+    """numpy's sigmoid (``elementwise._sigmoid``, as scipy.special.expit): e = exp(-|x|), then
+    1 / (1 + e) for x >= 0 and e / (1 + e) below; e is one subtree (computed once)."""
+    e = apply("exp", -apply("fabs", x))
+    return apply("select", apply("greater_equal", x, 0.0), 1.0, e) / (1.0 + e)
 
 
 def _compare(op: str) -> Lowering:
@@ -282,8 +293,9 @@ LOWERING: dict[str, Lowering] = {
     "select": Lowering(lambda c, a, b: apply("select", c, a, b), "np.where({0}, {1}, {2})"),
     **{name: _compare(name) for name in ("greater", "greater_equal", "less", "less_equal",
                                          "equal", "not_equal")},
-    "sigmoid": Lowering(lambda x: 0.5 * apply("tanh", 0.5 * x) + 0.5, ulps=SIMD_ULPS["tanh"],
-                        at_least=0.5),
+    # (exp's bound and one more: the quotient passes e's error on at most once, and its
+    # rounding may fall either way)
+    "sigmoid": Lowering(_sigmoid, ulps=SIMD_ULPS["exp"] + 1),
     **{name: _library(c) for name, c in {
         "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log",
         "sqrt": "sqrt", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "arcsin": "asin",

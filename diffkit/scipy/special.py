@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from .. import primitives as _p
+from ..primitives.special import exp_square as _exp_square
 from ..core import Box, DiffkitError, bind, primal
-from ..numpy import (exp, floor, inf, isfinite, isnan, logsumexp, mod, nan, sigmoid, signbit,
-                     where)
+from ..numpy import (abs, exp, floor, inf, isfinite, isnan, logsumexp, mod, nan,  # noqa: A004
+                     sigmoid, signbit, where)
 
 gammaln, erf, erfc, logit, log_ndtr, xlogy = _p.gammaln, _p.erf, _p.erfc, _p.logit, _p.log_ndtr, _p.xlogy
 gamma, rgamma, beta, betaln, spence, xlog1py = _p.gamma, _p.rgamma, _p.beta, _p.betaln, _p.spence, _p.xlog1py
@@ -57,12 +58,20 @@ psi = digamma
 
 
 def ndtr(x: Any) -> Any:
-    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2``.
+    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2``; for |x| > 1 from
+    ``erfcx(|x| / sqrt 2) exp(-x^2 / 2) / 2``, the tail beyond |x| (1 minus it for x > 1):
+    erfc at the rounded -x / sqrt 2, and its derivative, are x^2 / 2 ulps off (1300 by
+    x = -35); erfcx barely moves with its argument, and exp(-x^2 / 2) is taken without
+    rounding x^2 (:func:`diffkit.primitives.special.exp_square`).
 
     >>> float(ndtr(0.0))
     0.5
     """
-    return 0.5 * erfc(x * -np.sqrt(0.5))
+    far = abs(x) > 1.0
+    x_far = where(far, x, 2.0)
+    tail = 0.5 * erfcx(abs(x_far) * np.sqrt(0.5)) * _exp_square(x_far, -0.5)
+    return where(far, where(x < 0.0, tail, 1.0 - tail),
+                 0.5 * erfc(where(far, 0.0, x) * -np.sqrt(0.5)))
 
 
 def zeta(x: Any, q: Any = None) -> Any:
