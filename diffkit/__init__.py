@@ -8,7 +8,7 @@ array([0.        , 1.38177329])
 array([0.        , 1.38177329])
 """
 
-import importlib
+import importlib as _importlib
 
 from . import numpy  # noqa: F401  (diffkit.numpy, the expression API)
 from .backends import Backend, NotApplicable, backend, backends
@@ -40,9 +40,9 @@ _LAZY_MODULES = {"nn", "optim", "data"}
 
 def __getattr__(name: str):
     if name in _LAZY_NAMES:
-        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        return getattr(_importlib.import_module(_LAZY_NAMES[name]), name)
     if name in _LAZY_MODULES:
-        return importlib.import_module(f"diffkit.{name}")
+        return _importlib.import_module(f"diffkit.{name}")
     raise AttributeError(f"module 'diffkit' has no attribute {name!r}")
 
 

@@ -15,14 +15,14 @@ indices) and call a primitive from :mod:`diffkit.primitives`, or compose primiti
 
 from __future__ import annotations
 
-import functools
-import inspect
-from typing import Any
+import functools as _functools
+import inspect as _inspect
+from typing import Any as _Any
 
 import numpy as _np
 
 from . import primitives as _p
-from .core import Box, DiffkitError, bind, primal
+from .core import Box as _Box, DiffkitError as _DiffkitError, bind as _bind, primal as _primal
 from .nplib import base as _base, contract as _contract, fft, linalg  # noqa: F401
 from .nplib import math as _math, shaping as _shaping, stats as _stats
 from .nplib import convolve as _convolve, numpy2 as _numpy2
@@ -59,15 +59,16 @@ _SHAPE_QUERIES = {"shape", "ndim", "size", "result_type", "zeros_like", "ones_li
                   "isclose"}
 
 
-def _unsupported(what: str, name: str) -> DiffkitError:
+def _unsupported(what: str, name: str) -> _DiffkitError:
     """One line: what is missing, and where the functions that do exist are listed."""
-    return DiffkitError(
+    return _DiffkitError(
         f"{what} does not support values being differentiated: diffkit.numpy has no {name}; "
         f"write it with the {len(__all__)} functions of dir(diffkit.numpy) "
         "(docs/numpy-coverage.md)")
 
 
-def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+def _dispatch_ufunc(self: _Box, ufunc: _np.ufunc, method: str, *inputs: _Any,
+                    **kwargs: _Any) -> _Any:
     """``np.sin(box)`` and ``ndarray + box`` land here (``Box.__array_ufunc__``)."""
     if method == "__call__" and not kwargs:
         if ufunc in _UFUNCS:
@@ -75,7 +76,7 @@ def _dispatch_ufunc(self: Box, ufunc: _np.ufunc, method: str, *inputs: Any, **kw
         if ufunc in _MASKS:
             return _mask(ufunc, *inputs)
         if ufunc in _COMPARISONS:
-            return ufunc(*(primal(i) for i in inputs))
+            return ufunc(*(_primal(i) for i in inputs))
     raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"),
                        ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
 
@@ -85,7 +86,7 @@ _NEUTRAL = {"out": None, "where": True, "casting": "same_kind", "subok": False, 
             "copy": None, "dtype": None}
 
 
-def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+def _dispatch_function(self: _Box, func: _Any, types: _Any, args: tuple, kwargs: dict) -> _Any:
     """``np.sum(box)`` and friends land here (``Box.__array_function__``); anything
     unsupported is a clear error.
 
@@ -94,7 +95,7 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
     """
     name = func.__name__
     if name in _SHAPE_QUERIES:
-        return func(*(primal(a) for a in args), **kwargs)
+        return func(*(_primal(a) for a in args), **kwargs)
     if func.__module__ == "numpy.linalg" and name in linalg.__all__:
         return getattr(linalg, name)(*args, **kwargs)
     if func.__module__ == "numpy.fft" and name in fft.__all__:
@@ -106,7 +107,7 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
     try:
         bound = theirs.bind(*args, **kwargs)
     except TypeError as exc:
-        raise DiffkitError(f"numpy.{name}(): {exc}") from None
+        raise _DiffkitError(f"numpy.{name}(): {exc}") from None
     positional, named = [], {}
     for key, value in bound.arguments.items():
         param = theirs.parameters[key]
@@ -122,48 +123,48 @@ def _dispatch_function(self: Box, func: Any, types: Any, args: tuple, kwargs: di
     for key, value in list(named.items()):
         if key not in accepted:
             if not (key in _NEUTRAL and _same(value, _NEUTRAL[key])):
-                raise DiffkitError(f"numpy.{name}(): the argument {key}={value!r:.30} is not "
+                raise _DiffkitError(f"numpy.{name}(): the argument {key}={value!r:.30} is not "
                                    "supported on values being differentiated; leave it out")
             del named[key]
     return ours(*positional, **named)
 
 
-def _same(value: Any, neutral: Any) -> bool:
+def _same(value: _Any, neutral: _Any) -> bool:
     return value is neutral or (isinstance(value, (bool, str)) and value == neutral)
 
 
-@functools.cache
-def _signature(fn: Any) -> inspect.Signature:
-    return inspect.signature(fn)
+@_functools.cache
+def _signature(fn: _Any) -> _inspect.Signature:
+    return _inspect.signature(fn)
 
 
 def _install_operators() -> None:
     """Give :class:`Box` numpy's operators, array methods and protocols, via the primitives."""
-    def binary(prim: _p.Primitive) -> tuple[Any, Any]:
-        return (lambda self, o: bind(prim, self, o)), (lambda self, o: bind(prim, o, self))
+    def binary(prim: _p.Primitive) -> tuple[_Any, _Any]:
+        return (lambda self, o: _bind(prim, self, o)), (lambda self, o: _bind(prim, o, self))
 
     for name, prim in [("add", _p.add), ("sub", _p.sub), ("mul", _p.mul), ("truediv", _p.div),
                        ("pow", _p.power)]:
         forward, reflected = binary(prim)
-        setattr(Box, f"__{name}__", forward)
-        setattr(Box, f"__r{name}__", reflected)
-    Box.__matmul__ = lambda self, o: matmul(self, o)
-    Box.__rmatmul__ = lambda self, o: matmul(o, self)
+        setattr(_Box, f"__{name}__", forward)
+        setattr(_Box, f"__r{name}__", reflected)
+    _Box.__matmul__ = lambda self, o: matmul(self, o)
+    _Box.__rmatmul__ = lambda self, o: matmul(o, self)
     for name, ufunc in [("lt", _np.less), ("le", _np.less_equal), ("gt", _np.greater),
                         ("ge", _np.greater_equal), ("eq", _np.equal), ("ne", _np.not_equal)]:
-        setattr(Box, f"__{name}__", lambda self, o, ufunc=ufunc: _mask(ufunc, self, o))
-    Box.__neg__ = lambda self: bind(_p.neg, self)
-    Box.__pos__ = lambda self: self
-    Box.__abs__ = lambda self: bind(_p.abs, self)
-    Box.__getitem__ = lambda self, idx: getitem(self, idx)
-    Box.T = property(lambda self: transpose(self))
+        setattr(_Box, f"__{name}__", lambda self, o, ufunc=ufunc: _mask(ufunc, self, o))
+    _Box.__neg__ = lambda self: _bind(_p.neg, self)
+    _Box.__pos__ = lambda self: self
+    _Box.__abs__ = lambda self: _bind(_p.abs, self)
+    _Box.__getitem__ = lambda self, idx: getitem(self, idx)
+    _Box.T = property(lambda self: transpose(self))
     for name in ["sum", "mean", "prod", "max", "min", "dot"]:
-        setattr(Box, name, globals()[name])
+        setattr(_Box, name, globals()[name])
     # numpy's method forms: x.reshape(2, 3) as well as x.reshape((2, 3)); x.transpose(1, 0)
-    Box.reshape = lambda self, *s: reshape(self, s[0] if len(s) == 1 else s)
-    Box.transpose = lambda self, *a: transpose(self, (a[0] if len(a) == 1 else a) or None)
-    Box.__array_ufunc__ = _dispatch_ufunc
-    Box.__array_function__ = _dispatch_function
+    _Box.reshape = lambda self, *s: reshape(self, s[0] if len(s) == 1 else s)
+    _Box.transpose = lambda self, *a: transpose(self, (a[0] if len(a) == 1 else a) or None)
+    _Box.__array_ufunc__ = _dispatch_ufunc
+    _Box.__array_function__ = _dispatch_function
 
 
 _install_operators()
@@ -178,14 +179,14 @@ def _install_methods() -> None:
                "take": take, "round": round, "astype": lambda self, dtype, *_, **__: _rearranging.astype(self, dtype), "conj": conj,
                "conjugate": conj}
     for name, fn in methods.items():
-        setattr(Box, name, fn)
-    Box.real = property(real)
-    Box.imag = property(imag)
-    Box.__mod__, Box.__rmod__ = (lambda self, o: mod(self, o)), (lambda self, o: mod(o, self))
-    Box.__floordiv__ = lambda self, o: floor_divide(self, o)
-    Box.__rfloordiv__ = lambda self, o: floor_divide(o, self)
-    Box.__divmod__ = lambda self, o: divmod(self, o)
-    Box.__rdivmod__ = lambda self, o: divmod(o, self)
+        setattr(_Box, name, fn)
+    _Box.real = property(real)
+    _Box.imag = property(imag)
+    _Box.__mod__, _Box.__rmod__ = (lambda self, o: mod(self, o)), (lambda self, o: mod(o, self))
+    _Box.__floordiv__ = lambda self, o: floor_divide(self, o)
+    _Box.__rfloordiv__ = lambda self, o: floor_divide(o, self)
+    _Box.__divmod__ = lambda self, o: divmod(self, o)
+    _Box.__rdivmod__ = lambda self, o: divmod(o, self)
 
 
 _install_methods()
@@ -202,3 +203,6 @@ __all__ = sorted({"fft", "linalg", *(name for m in _FAMILIES for name in m.__all
 def __dir__() -> list[str]:
     """Only the functions and constants of the namespace (not the helpers it imports)."""
     return list(__all__)
+
+
+del annotations  # (the __future__ flag, not a function of the namespace)

@@ -84,7 +84,7 @@ def test_formula_json_and_csv_parse_back(capsys):
         np.testing.assert_allclose(r["derivative"], exact, rtol=1e-15)
         assert r["status"] == "ok" and r["tape_ops"] == 7
     code, out, _ = run(capsys, "compare", "x^3 - 2*x", "--at", "x=1.5", "--backends",
-                       "numeric:method=richardson,symbolic", "--repeat", "1", "--format", "csv")
+                       "numeric[method=richardson],symbolic", "--repeat", "1", "--format", "csv")
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["backend"] for r in rows] == ["numeric[method=richardson]", "symbolic"]

@@ -20,7 +20,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
 from diffkit.compiler import passes
-from diffkit.interpreters.tracer import trace
+from diffkit.ir.tracer import trace
 
 
 def baydin(x1, x2):

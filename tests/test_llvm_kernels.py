@@ -104,7 +104,7 @@ def test_a_two_dimensional_broadcast_kernel_with_a_fused_sum(monkeypatch):
 def test_a_kernel_over_whole_arrays_is_one_flat_loop_and_numpys_bits():
     from diffkit.compiler.fusion import fuse
     from diffkit.compiler.kernel_ir import build, flattened
-    from diffkit.interpreters.tracer import trace
+    from diffkit.ir.tracer import trace
 
     x = np.random.default_rng(4).normal(size=(3, 4, 5, 6))
     f = dk.jit(lambda x: x * x + 3.0 * x - x / 7.0)

@@ -24,7 +24,7 @@ TOP = {p.name for p in ROOT.iterdir()}
 
 def named_paths(doc: Path) -> list[str]:
     """Repository paths a document names: backticked tokens that start with a top-level
-    folder of the repository (`diffkit/compiler/ir.py`, `reports/quick.toml`), and the
+    folder of the repository (`diffkit/ir/graph.py`, `reports/quick.toml`), and the
     targets of relative Markdown links."""
     found = []
     for m in re.finditer(r"`([^`\s]+)`|\]\(([^)\s#]+)", doc.read_text()):

@@ -23,8 +23,8 @@ import diffkit.primitives as P
 import strategies as S
 from diffkit.backends import backend
 from diffkit.compiler import kernels, scalar_vm
-from diffkit.compiler.ir import Eqn, Graph, Var
-from diffkit.interpreters.tracer import trace
+from diffkit.ir.graph import Eqn, Graph, Var
+from diffkit.ir.tracer import trace
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import LOWERING
 

@@ -203,8 +203,7 @@ _SPEC = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*(?:\[([^\[\]]*)\])?\s*")
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """A backend spec's name and options: ``name[key=value,key=value]``.
 
-    Values are numbers, ``true``/``false``/``none`` or text. (``name:key=value``, the
-    older spelling kept in earlier results files, reads the same.)
+    Values are numbers, ``true``/``false``/``none`` or text.
 
     >>> parse_spec("numeric[method=central,order=4]")
     ('numeric', {'method': 'central', 'order': 4})
@@ -214,13 +213,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(spec, str):
         raise DiffkitError(f"a backend is named by text, got {type(spec).__name__}")
     match = _SPEC.fullmatch(spec)
-    if match is not None:
-        name, parts = match.group(1), (match.group(2) or "").split(",")
-    elif ":" in spec and "[" not in spec:
-        name, *parts = spec.strip().split(":")
-    else:
+    if match is None:
         raise DiffkitError(f"cannot read backend {spec!r}: write name[option=value,...], "
                            "e.g. numeric[method=central,order=4]")
+    name, parts = match.group(1), (match.group(2) or "").split(",")
     options: dict[str, Any] = {}
     for part in (p.strip() for p in parts):
         if not part:

@@ -23,7 +23,7 @@ from .forward import ForwardBackend
 from ..interpreters.reverse import rows
 from .reverse import ReverseBackend
 from ..compiler.autodiff import linearize, seed
-from ..interpreters.tracer import evaluate, trace
+from ..ir.tracer import evaluate, trace
 from ..compiler.jit import Jit
 from ..compiler.program import Program, ProgramCache, build, signature
 

@@ -17,6 +17,7 @@ import numpy as np
 
 import diffkit as dk
 from diffkit import nn
+from diffkit.bench.race_rows import Row, have, interleaved
 
 
 def model() -> nn.Module:
@@ -76,8 +77,6 @@ def _torch_grad(params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray,
 def cnn_rows(batch: int, repeat: int, full: bool) -> list[Any]:
     """diffkit compiled / eager reverse (target 1.0), and for information each against
     jax.jit and torch."""
-    from diffkit.bench.race import Row, have, interleaved  # (deferred: race imports this module)
-
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((batch, 1, 8, 8)), rng.integers(0, 3, batch)
     net = model()

@@ -44,6 +44,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 from diffkit.bench import probes
 from diffkit.bench.cnn_race import cnn_rows
+from diffkit.bench.race_rows import Row, have, interleaved
 from diffkit.bench.workloads import (logistic_loss, logistic_map, rosenbrock, rosenbrock_grad,
                                      scalar_loop, sin_product)
 
@@ -52,28 +53,6 @@ SIZES = {"full": {"rosen": (10**6, 10**5), "logreg": (10**4, 100), "jac": ((10, 
                   (300, 300)), "points": 10**5, "sines": 50, "cnn": 128, "repeat": 15},
          "quick": {"rosen": (10**4,), "logreg": (500, 20), "jac": ((5, 50), (50, 5)),
                    "points": 10**3, "sines": 6, "cnn": 8, "repeat": 3}}
-
-
-@dataclass
-class Row:
-    """One ratio: diffkit's figure over the opponent's, against ``target`` (<= unless >=)."""
-
-    measure: str
-    ours: float | None
-    theirs: float | None
-    target: float | None = None
-    unit: str = "s"
-    note: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        return None if not self.ours or not self.theirs else self.ours / self.theirs
-
-    @property
-    def met(self) -> str:
-        if self.ratio is None:
-            return "skipped"
-        return "—" if self.target is None else "met" if self.ratio <= self.target else "NOT met"
 
 
 @dataclass
@@ -91,11 +70,6 @@ WARM_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "
                "MALLOC_TOP_PAD_": "268435456"}
 
 
-def interleaved(fns: list[Callable[[], Any]], repeat: int) -> list[float]:
-    """Median seconds per call of each function, measured in turn (:mod:`.probes`)."""
-    return [median for median, _ in probes.interleaved(fns, repeat)]
-
-
 def peak(fn: Callable[[], Any]) -> int:
     """tracemalloc peak bytes of one call (after a warm-up call)."""
     fn()
@@ -109,10 +83,6 @@ def threads_env(threads: int) -> dict[str, str]:
     if threads == 1:
         env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     return env
-
-
-def have(name: str) -> bool:
-    return importlib.util.find_spec(name) is not None
 
 
 # --------------------------------------------------------------------------- sections

@@ -2,7 +2,7 @@
 lowered to numpy code or fused kernels. The pipeline, one module a stage:
 
 * :mod:`.ir` — the IR: typed equations over the primitive table (the tracer that records
-  it is an interpreter: :mod:`diffkit.interpreters.tracer`);
+  it is an interpreter: :mod:`diffkit.ir.tracer`);
 * :mod:`.autodiff` — reverse mode as a graph-to-graph transformation;
 * :mod:`.passes` — fold, simplify, CSE, DCE and a buffer plan, each with counts;
 * :mod:`.fusion` — elementwise chains grouped into kernels (a fusion plan);
@@ -20,6 +20,6 @@ lowered to numpy code or fused kernels. The pipeline, one module a stage:
 * :mod:`.show` — the forward and adjoint programs as readable source (``diffkit show --code``),
   and how a primitive compiles on each target (``diffkit rules NAME``).
 
-The Backend adapter over this package is :mod:`diffkit.backends.compiled`. (Nothing is
-imported here: the tracer, an interpreter, imports :mod:`.ir` alone.)
+The Backend adapter over this package is :mod:`diffkit.backends.compiled`. Nothing is
+imported here; no interpreter imports the compiler, and the compiler imports no interpreter.
 """

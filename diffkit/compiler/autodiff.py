@@ -20,8 +20,8 @@ import numpy as np
 from ..core import Box, shape
 from ..primitives import real, sum_to
 from ..primitives.complex_rules import refuse_complex
-from .ir import Const, Graph, Var
-from ..interpreters.tracer import GraphTracer, read, replay
+from ..ir.graph import Const, Graph, Var
+from ..ir.tracer import GraphTracer, read, replay
 
 
 def linearize(graph: Graph, inputs: Sequence[Any]) -> tuple[list[Any], Callable]:

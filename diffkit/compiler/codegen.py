@@ -14,7 +14,7 @@ instead of giving inf or nan (``math.log(0.0)``, ``1.0 / 0.0``, an overflow), th
 program runs its numpy version (see :class:`.program.Program`).
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> src, _ = generate(trace(lambda x, y: dnp.log(x) + x * y, (2.0, 5.0)))
 >>> print(src)
 def f(x, y):
@@ -37,7 +37,7 @@ import numpy as np
 
 from ..primitives.lowering import LIBRARY, numpy_call
 from . import formulas
-from .ir import Atom, Const, Eqn, Graph, Var
+from ..ir.graph import Atom, Const, Eqn, Graph, Var
 
 _ids = itertools.count(1)
 

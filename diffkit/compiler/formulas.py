@@ -6,7 +6,7 @@ operands as constants (so ``x ** 2`` becomes ``x0 * x0``), and a formula becomes
 source for plain floats, the tape VM's interpreter and Numba kernels.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> (e,) = trace(lambda x: dnp.sigmoid(x), (0.5,)).eqns
 >>> python(of(e), ["x"])
 '((1.0 if (x >= 0.0) else math.exp((-abs(x)))) / (1.0 + math.exp((-abs(x)))))'
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..primitives.lowering import LOWERING, OPS, ScalarExpr
-from .ir import Const, Eqn, Var
+from ..ir.graph import Const, Eqn, Var
 
 
 def constant(a: Any) -> Any:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import formulas
-from .ir import Atom, Const, Eqn, Graph, Var
+from ..ir.graph import Atom, Const, Eqn, Graph, Var
 
 VIEWS = {"getitem", "broadcast_to", "scatter_add"}
 
@@ -178,7 +178,7 @@ def summed_axes(e: Eqn) -> tuple[int, ...] | None:
     """The axes a float ``sum`` reduces into an array: some of its operand's axes (a sum
     over rows, over an image's pixels ...), or all of them with ``keepdims``; else None.
 
-    >>> from diffkit.compiler.ir import Var
+    >>> from diffkit.ir.graph import Var
     >>> from diffkit.primitives import sum as sum_
     >>> g = Var(1, (5, 4, 3), np.dtype(np.float64))
     >>> summed_axes(Eqn(sum_, (g,), Var(2, (4,), g.dtype), {"axis": (-1, 0)}))
@@ -251,7 +251,7 @@ def shifted_sources(plan: FusionPlan) -> frozenset[Var]:
     memory instead, each step is one loop that reads the last.
 
     >>> import numpy as np, diffkit.numpy as dnp
-    >>> from diffkit.interpreters.tracer import trace
+    >>> from diffkit.ir.tracer import trace
     >>> def f(x):
     ...     s = dnp.sin(x)
     ...     return s[1:] * s[:-1] + x[1:]

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..checks import as_input
 from ..core import Box, DiffkitError
-from ..interpreters.tracer import evaluate, input_names, trace
+from ..ir.tracer import evaluate, input_names, trace
 from ..pytree import flatten, structure, tree_map
-from .ir import Graph
+from ..ir.graph import Graph
 from .program import CacheInfo, Program, ProgramCache, build, signature
 
 

@@ -24,7 +24,7 @@ renders the list as LLVM IR, :mod:`.kernels` as Numba source.
 
 >>> import numpy as np, diffkit.numpy as dnp
 >>> from diffkit.compiler.fusion import fuse
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> plan = fuse(trace(lambda x: dnp.sigmoid(x) * x, (np.ones(4),)))
 >>> print(build(plan, plan.kernels[0]).listing())
 k0(a0: f64[4], o0: f64[4] out) over (4,):
@@ -52,7 +52,7 @@ from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas
 from .fusion import (VIEWS, FusionPlan, Kernel, basic_index, in_order, operand_index,
                      root_shape, summed_axes)
-from .ir import Atom, Const, Eqn, Var
+from ..ir.graph import Atom, Const, Eqn, Var
 
 BOOL = np.dtype(np.bool_)
 Operand = Union[str, int, float, bool]   # a result's or scalar parameter's name, or a number
@@ -384,7 +384,7 @@ def flattened(ir: KernelIR) -> KernelIR:
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
-    >>> from diffkit.interpreters.tracer import trace
+    >>> from diffkit.ir.tracer import trace
     >>> plan = fuse(trace(lambda x: dnp.tanh(x) * x, (np.ones((4, 2, 3)),)))
     >>> flattened(build(plan, plan.kernels[0])).domain
     (24,)

@@ -62,7 +62,7 @@ from ..primitives.lowering import LIBRARY, OPS, ScalarExpr
 from . import formulas, vector_math
 from .codegen import _Writer, compile_source
 from .fusion import FusionPlan, fuse, shifted_sources
-from .ir import Atom, Const, Eqn, Graph, Var
+from ..ir.graph import Atom, Const, Eqn, Graph, Var
 from .kernel_ir import Instr, KernelIR, KernelTooLarge, Operand, build, index_text
 from .llvm_kernels import llvm_route, lower
 from .matvec import pair_products
@@ -105,7 +105,7 @@ def threads_pay(ir: KernelIR) -> bool:
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
-    >>> from diffkit.interpreters.tracer import trace
+    >>> from diffkit.ir.tracer import trace
     >>> def ir(f, n):
     ...     plan = fuse(trace(f, (np.ones(n),)))
     ...     return build(plan, plan.kernels[0])
@@ -231,7 +231,7 @@ def held(plan: FusionPlan) -> list[Var]:
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
-    >>> from diffkit.interpreters.tracer import trace
+    >>> from diffkit.ir.tracer import trace
     >>> g = trace(lambda X, W: dnp.tanh(X @ W + 1.0) @ W.T, (np.ones((4, 3)), np.ones((3, 2))))
     >>> [str(v.shape) for v in held(fuse(g))]
     ['(4, 2)', '(4, 2)']
@@ -308,7 +308,7 @@ def share(values: list[Var], steps: list[tuple[list[Any], list[Var]]],
     it reads). ``steps`` are (read, written) in program order. A stencil's hundred steps
     then cycle through a few arrays that stay in the cache.
 
-    >>> from diffkit.compiler.ir import Var
+    >>> from diffkit.ir.graph import Var
     >>> a, b, c = (Var(n, (4,), np.dtype(np.float64)) for n in (1, 2, 3))
     >>> share([a, b, c], [([], [a]), ([a], [b]), ([b], [c]), ([c], [])])
     [0, 1, 0]

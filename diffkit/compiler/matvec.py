@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fusion import FusionPlan, Kernel, MatvecPair, reached
-from .ir import Atom, Const, Eqn, Var
+from ..ir.graph import Atom, Const, Eqn, Var
 
 F64 = np.dtype(np.float64)
 

@@ -25,7 +25,7 @@
 :func:`optimize` runs them in order and reports each pass's before/after counts.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> g = trace(lambda x: dnp.sin(x) * 1.0 + dnp.sin(x), (2.0,))
 >>> [len(g), len(cse(simplify(g)))]
 [4, 2]
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .ir import Atom, Const, Eqn, Graph, Var
+from ..ir.graph import Atom, Const, Eqn, Graph, Var
 
 Pass = Callable[[Graph], Graph]
 

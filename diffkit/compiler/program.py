@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, shape
-from ..interpreters.tracer import trace
+from ..ir.tracer import trace
 from .codegen import compile_source, generate, is_scalar
-from .ir import Const, Graph
+from ..ir.graph import Const, Graph
 from .kernel_ir import KernelTooLarge
 from .kernels import fused_program
 from .passes import optimize, plan_buffers

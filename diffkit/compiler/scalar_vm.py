@@ -23,7 +23,7 @@ comes back as a numpy bool. A graph with an equation that has no lowering keeps 
 plain-float program.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> tape = encode(trace(lambda x, y: dnp.where(x > y, dnp.log(x) * 2.0, y), (3.0, 1.0)))
 >>> print(tape.listing())
 r2 = 2.0
@@ -45,7 +45,7 @@ import numpy as np
 from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas
 from .codegen import compile_source, is_scalar
-from .ir import Const, Graph, Var
+from ..ir.graph import Const, Graph, Var
 from .kernels import import_source, numba_or_none
 
 #: opcode -> scalar operation (the lowering registry's, in its order: common ones first)

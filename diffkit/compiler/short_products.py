@@ -28,7 +28,7 @@ written to memory first (a kernel would otherwise recompute each of their elemen
 per element of the product).
 
 >>> import numpy as np, diffkit.numpy as dnp
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> layer = trace(lambda X, W: dnp.tanh(X @ W), (np.ones((8, 2)), np.ones((2, 9))))
 >>> g, written = short_products(layer)
 >>> [e.prim.name for e in g.eqns]
@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from ..primitives import add, getitem, mul, reshape, sum as sum_
-from .ir import Atom, Const, Eqn, Graph, Var
+from ..ir.graph import Atom, Const, Eqn, Graph, Var
 from .passes import dce
 
 SHORT = 32  # the longest short side written out (its terms stay in registers)

@@ -31,8 +31,8 @@ from ..primitives.lowering import (LIBRARY, LOWERING, NOT_ELEMENTWISE, NOT_LOWER
 from . import formulas, vector_math
 from .autodiff import linearize, seed
 from .fusion import VIEWS
-from ..interpreters.tracer import input_names, trace
-from .ir import Eqn, Graph, Var
+from ..ir.tracer import input_names, trace
+from ..ir.graph import Eqn, Graph, Var
 from .program import Program, build
 from .scalar_vm import encode
 

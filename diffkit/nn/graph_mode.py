@@ -44,7 +44,7 @@ from ..compiler.jit import Jit
 from ..compiler.program import CacheInfo, ProgramCache
 from ..core import Box, DiffkitError
 from ..interpreters.tensor import AMBIENT, Tensor
-from ..interpreters.tracer import trace
+from ..ir.tracer import trace
 from ..transforms.custom import custom_vjp
 from ..transforms.record import _Recording
 from ..transforms.weights import standing_in

@@ -89,7 +89,7 @@ def status(namespace: str, name: str) -> str:
 FAMILIES = {"numpy": ["base", "math", "shaping", "stats", "contract", "convolve", "numpy2",
                       "building", "nanfunctions", "polynomial", "quantiles", "sampled",
                       "rearranging", "value_only"],
-            "numpy.linalg": ["linalg", "linalg_numpy2", "base", "contract"],
+            "numpy.linalg": ["linalg", "base", "contract"],
             "numpy.fft": ["fft"]}
 
 

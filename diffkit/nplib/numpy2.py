@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import primitives as _p
 from ..core import Box, DiffkitError, ndim, primal, shape
 from .base import (arccos, arcsin, arctan, concatenate, getitem, matmul, power, reshape,
                    transpose, where)
 from .base import abs as _abs
-from .linalg_numpy2 import cross, matrix_transpose, vecdot  # noqa: F401
+from .linalg import cross, matrix_transpose, vecdot  # noqa: F401
 from .math import arccosh, arcsinh, arctan2, arctanh, conj  # noqa: F401
 from .stats import cumprod, cumsum
 
@@ -127,10 +128,8 @@ def frexp(x: Any) -> tuple[Any, np.ndarray]:
 
 
 def i0(x: Any) -> Any:
-    """The modified Bessel function of order 0 (numpy's ``i0``; needs SciPy)."""
-    from ..scipy.special import i0 as bessel  # (deferred: SciPy is optional)
-
-    return bessel(x)
+    """The modified Bessel function of order 0 (numpy's ``i0``), SciPy's ``iv(0, x)``."""
+    return _p.iv(0.0, x)
 
 
 __all__ = ["modf", "frexp", "i0", "acos", "asin", "atan", "acosh", "asinh", "atanh", "atan2", "pow", "concat",

@@ -19,7 +19,7 @@ import numpy as np
 from ..core import DiffkitError, ndim, primal, shape
 from .base import concatenate, getitem, reshape, stack
 from .convolve import convolve as _convolve
-from .linalg_numpy2 import lstsq
+from .linalg import lstsq
 
 
 def polyval(p: Any, x: Any) -> Any:

@@ -29,7 +29,7 @@ from ..nplib import linalg as _np_linalg
 from ..nplib.base import concatenate, eye, getitem, reshape
 from ..nplib.shaping import take
 from ..nplib.linalg import det, inv, norm, pinv, solve, svd, svdvals  # noqa: F401
-from ..nplib.linalg_numpy2 import matrix_transpose
+from ..nplib.linalg import matrix_transpose
 from ..nplib.shaping import tril, triu
 from ..primitives import matrix_functions as _mf
 

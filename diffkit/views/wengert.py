@@ -33,7 +33,7 @@ import numpy as np
 from ..interpreters.forward import Dual, ForwardInterpreter
 from ..interpreters.tape import Node, ReverseInterpreter, backprop
 from ..interpreters.tensor import Tensor
-from ..interpreters.tracer import input_names
+from ..ir.tracer import input_names
 from .tables import html_table
 from ..core import new_level, primal, shape
 

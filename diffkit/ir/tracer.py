@@ -2,7 +2,7 @@
 
 Tracing runs the user's function ONCE on *abstract* values (:class:`GraphTracer`): each
 knows its shape and dtype but has no number. Every primitive call becomes one equation of
-the compiler's IR (:mod:`diffkit.compiler.ir`). Replaying a graph (:func:`evaluate`) runs
+the compiler's IR (:mod:`diffkit.ir.graph`). Replaying a graph (:func:`evaluate`) runs
 its equations through ``bind`` again, at any level: on arrays, duals, tapes or another graph.
 
 Because nothing has a value, ``if x > 0:`` cannot be decided while tracing: ``x > 0``
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import Atom, Const, Eqn, Graph, Var
+from .graph import Atom, Const, Eqn, Graph, Var
 from ..core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
                     primal)
 from ..pytree import flatten

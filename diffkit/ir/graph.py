@@ -1,12 +1,12 @@
 """The compiler's IR: a static graph, a typed list of equations over the primitive table.
 
-Every primitive call the tracer (:mod:`diffkit.interpreters.tracer`) meets becomes one
+Every primitive call the tracer (:mod:`diffkit.ir.tracer`) meets becomes one
 equation ``v3 = mul(v1, v2)`` of a :class:`Graph`; plain numbers and arrays become literals
 and constants. The result reads like a Wengert list (or a jaxpr) and is what the passes
 optimize, the autodiff transforms and the code generator turns into a Python function.
 
 >>> import numpy as np, diffkit.numpy as dnp
->>> from diffkit.interpreters.tracer import trace
+>>> from diffkit.ir.tracer import trace
 >>> print(trace(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),)))
 graph (x: f64[3]) -> f64[3]
   v1: f64[3] = sin(x)
