@@ -37,6 +37,11 @@ class NotApplicable(DiffkitError):
 
 # --------------------------------------------------------------------------- primitives
 
+#: what a primitive does to its operands' entries (``Primitive.kind``)
+ELEMENTWISE, VIEW, REDUCTION, CONTRACTION, STRUCTURAL = (
+    "elementwise", "view", "reduction", "contraction", "structural")
+KINDS = (ELEMENTWISE, VIEW, REDUCTION, CONTRACTION, STRUCTURAL)
+
 
 @dataclass(eq=False, repr=False)
 class Primitive:
@@ -64,6 +69,26 @@ class Primitive:
     :mod:`diffkit.primitives.complex_rules`); the interpreters refuse to differentiate a
     complex value through any other primitive.
 
+    What the interpreters and the compiler know of an operation is here too, so that no
+    module outside :mod:`diffkit.primitives` asks a primitive its name:
+
+    * ``kind`` — one word of :data:`KINDS`: ``elementwise`` (the default where
+      ``broadcasts``), ``view`` (each output entry is one input entry, no arithmetic:
+      reshape, transpose, getitem, broadcast_to), ``reduction`` (entries summed or
+      compared along axes), ``contraction`` (matmul, einsum: sums of products, batch axes
+      broadcast), ``structural`` (the default otherwise: the rest);
+    * ``linear`` — linear in its differentiated arguments (Taylor mode applies it to each
+      coefficient; a fill through a linear view stays a fill);
+    * ``zero_derivative`` — piecewise constant (sign, floor …): no dependence to propagate;
+    * ``lower`` — an elementwise primitive's scalar formula for fused kernels
+      (:class:`~diffkit.primitives.lowering.Lowering`), or the reason it has none (text);
+    * ``library`` — how generated numpy code spells a non-elementwise primitive
+      (:class:`~diffkit.primitives.lowering.LibraryCall`), else its implementation is called;
+    * ``taylor`` — its Taylor-mode rule (:mod:`diffkit.primitives.series`); by default
+      coefficient by coefficient when ``linear``, else from the JVP rule;
+    * ``sparsity`` — its Jacobian-pattern rule (:mod:`diffkit.primitives.patterns`); by
+      default from ``kind``.
+
     >>> from diffkit.primitives import sin
     >>> float(sin(0.0))
     0.0
@@ -82,7 +107,20 @@ class Primitive:
     array_api: str | Callable[..., Any] | None = None
     vjp_add: Callable[..., None] | None = None
     complex: bool = False
+    kind: str = ""
+    linear: bool = False
+    zero_derivative: bool = False
+    lower: Any = None
+    library: Any = None
+    taylor: Callable[..., Any] | None = None
+    sparsity: Callable[..., Any] | None = None
     _kept: dict = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            self.kind = ELEMENTWISE if self.broadcasts else STRUCTURAL
+        if self.kind not in KINDS:
+            raise ValueError(f"primitive {self.name}: kind {self.kind!r} is none of {KINDS}")
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         return bind(self, *args, **params)

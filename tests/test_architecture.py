@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -198,6 +199,44 @@ def test_the_namespaces_expose_only_their_names():
     assert "importlib" not in dir(dk) and dnp.linalg.lstsq is not None
 
 
+def _is_prim_name(node: ast.AST) -> bool:
+    """``prim.name`` or ``<anything>.prim.name``: a primitive asked its name."""
+    return isinstance(node, ast.Attribute) and node.attr == "name" and (
+        isinstance(node.value, ast.Name) and node.value.id == "prim"
+        or isinstance(node.value, ast.Attribute) and node.value.attr == "prim")
+
+
+def name_tests(module: str) -> list[str]:
+    """Where ``module`` decides something by a primitive's name: a comparison with it, or a
+    table looked up by it (``RULES.get(prim.name)``, ``LOWERING[prim.name]``)."""
+    path, _ = MODULES[module]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        asked = []
+        if isinstance(node, ast.Compare):
+            asked = [node.left, *node.comparators]
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id.isupper():
+            asked = [node.slice]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "get" and node.args:
+            asked = [node.args[0]]
+        if any(_is_prim_name(a) for a in asked):
+            found.append(f"{module}:{node.lineno}")
+    return found
+
+
+def test_no_module_outside_the_table_asks_a_primitive_its_name():
+    """What an interpreter or a compiler pass needs to know of an operation is a field of
+    its entry (kind, linear, lower, taylor, sparsity …), or the primitive itself
+    (``e.prim is P.matmul``), never its name."""
+    assert name_tests("diffkit.compiler.kernels") == [] and _is_prim_name(
+        ast.parse("e.prim.name").body[0].value)
+    layers = ("diffkit.compiler", "diffkit.interpreters", "diffkit.transforms", "diffkit.ir")
+    found = [hit for m in MODULES if m.startswith(layers) for hit in name_tests(m)]
+    assert found == []
+
+
 def test_one_class_per_name():
     """A class name means one thing across the package (no two Graphs, Tapes, Programs)."""
     seen: dict[str, list[str]] = {}
@@ -221,9 +260,10 @@ def doc_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, code:
 
 
 def test_the_documented_primitive_works_in_every_mode(tmp_path, monkeypatch):
-    line = re.search(r"^expm1 = unary\(.*\)$", DOC, re.MULTILINE).group(0)
-    header = "import numpy as np\nfrom diffkit.primitives.elementwise import exp, unary\n"
-    expm1 = doc_module(tmp_path, monkeypatch, "doc_expm1", header + line).expm1
+    block = re.search(r"```python\n(expm1 = unary\(.*?)```", DOC, re.DOTALL).group(1)
+    header = ("import numpy as np\nfrom diffkit.primitives import lowering as low\n"
+              "from diffkit.primitives.elementwise import exp, unary\n")
+    expm1 = doc_module(tmp_path, monkeypatch, "doc_expm1", header + block).expm1
     x = np.array([-0.5, 0.25, 1.5])
     np.testing.assert_array_equal(expm1(x), np.expm1(x))
     for backend in ("forward", "reverse", "symbolic"):
@@ -231,6 +271,31 @@ def test_the_documented_primitive_works_in_every_mode(tmp_path, monkeypatch):
                                    rtol=1e-15)
     np.testing.assert_allclose(dk.hessian(lambda v: dnp.sum(expm1(v)))(x), np.diag(np.exp(x)),
                                rtol=1e-15)
+
+
+def test_a_primitive_defined_in_a_test_runs_everywhere(tmp_path, monkeypatch):
+    """The documented toy entry, softsign(x) = x / (1 + |x|), against its closed-form
+    derivatives 1/(1+|x|)^2, -2 sign(x)/(1+|x|)^3, 6/(1+|x|)^4: every interpreter,
+    Taylor mode, sparsity, and the compiled backend fused (with numba) and unfused."""
+    code = re.search(r"```python\n(import numpy as np\n\nfrom diffkit.core import Primitive.*?)```",
+                     DOC, re.DOTALL).group(1)
+    softsign = doc_module(tmp_path, monkeypatch, "doc_softsign", code).softsign
+    x = np.array([-2.0, -0.3, 0.4, 3.0])
+    u = 1.0 + np.abs(x)
+    d1, d2, d3 = 1.0 / u**2, -2.0 * np.sign(x) / u**3, 6.0 / u**4
+    f = lambda v: dnp.sum(softsign(v))  # noqa: E731
+    for backend in ("forward", "reverse", "symbolic", "compiled", "compiled[fuse=false]"):
+        np.testing.assert_allclose(dk.grad(f, backend=backend)(x), d1, rtol=1e-14)
+    np.testing.assert_allclose(dk.hessian(f)(x), np.diag(d2), rtol=1e-14)
+    np.testing.assert_allclose(dk.vmap(dk.grad(lambda v: softsign(v)))(x), d1, rtol=1e-14)
+    for k, x0 in enumerate(x):
+        series = dk.derivatives(softsign, 3)(x0)
+        np.testing.assert_allclose(series, [x0 / u[k], d1[k], d2[k], d3[k]], rtol=1e-13)
+    pattern = dk.jacobian_sparsity(lambda v: softsign(v[1:]) - softsign(v[:-1]))(x)
+    assert pattern.toarray().astype(int).tolist() == [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    plan = dk.jit(dk.grad(f)).program(x).fusion  # the whole gradient: one loop
+    assert plan.startswith("1 kernel, 0 library calls"), plan
+    assert plan.endswith("[llvm]") == (importlib.util.find_spec("numba") is not None), plan
 
 
 def test_the_documented_backend_works_through_the_defaults(tmp_path, monkeypatch):

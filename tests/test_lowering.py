@@ -20,7 +20,7 @@ import diffkit as dk
 import diffkit.primitives as P
 from diffkit.compiler import kernels
 from diffkit.primitives import compare
-from diffkit.primitives.lowering import LOWERING, NOT_ELEMENTWISE, NOT_LOWERED, SIMD_ULPS
+from diffkit.primitives.lowering import SIMD_ULPS, Lowering
 
 COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
 EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-310, -1e-310, 1e-300, 1e300,
@@ -38,16 +38,21 @@ def primitive(name: str):
 
 
 def elementwise() -> list[str]:
-    """The table's elementwise primitives: those that broadcast (but matmul), the
-    comparisons and select."""
-    names = {n for n, p in P.table().items() if p.broadcasts} - NOT_ELEMENTWISE
+    """The table's elementwise primitives (their ``kind``), the comparisons and select."""
+    names = {n for n, p in P.table().items() if p.kind == "elementwise"}
     return sorted(names | set(COMPARISONS) | {"select"})
 
 
+def lowered() -> list[str]:
+    """The elementwise primitives whose entry has a scalar formula."""
+    return [n for n in elementwise() if isinstance(primitive(n).lower, Lowering)]
+
+
 def test_every_elementwise_primitive_has_a_lowering_or_a_reason():
-    missing = [n for n in elementwise() if (n in LOWERING) == (n in NOT_LOWERED)]
-    assert missing == [], f"neither (or both) a lowering and a reason not to: {missing}"
-    assert set(LOWERING) | set(NOT_LOWERED) <= set(elementwise())  # no stale entries
+    missing = [n for n in elementwise() if not isinstance(primitive(n).lower, (Lowering, str))]
+    assert missing == [], f"neither a lowering nor a reason not to: {missing}"
+    others = [n for n, p in P.table().items() if p.kind != "elementwise" and p.lower is not None]
+    assert others == [], f"a lowering on a primitive that is not elementwise: {others}"
 
 
 # ---------------------------------------------------------------- points per primitive
@@ -123,7 +128,7 @@ def assert_same(got: np.ndarray, want: np.ndarray, ulps: int, what: str,
 
 
 @pytest.mark.jit
-@pytest.mark.parametrize("name", sorted(LOWERING))
+@pytest.mark.parametrize("name", lowered())
 def test_fused_equals_numpy(name, monkeypatch):
     xs = operands(name)
     with np.errstate(all="ignore"):
@@ -132,11 +137,12 @@ def test_fused_equals_numpy(name, monkeypatch):
     unfused, report = run(name, xs, False, monkeypatch)
     assert report == ""
     assert_same(unfused, want, 0, f"{name} unfused")
-    ulps = LOWERING[name].ulps
+    rule = primitive(name).lower
+    ulps = rule.ulps
     for numba, route in ((False, "[llvm]"), (True, "[numba]")):
         got, report = run(name, xs, True, monkeypatch, numba)
         assert report.endswith(route), report
-        assert_same(got, want, ulps, f"{name} fused {route}", LOWERING[name].at_least)
+        assert_same(got, want, ulps, f"{name} fused {route}", rule.at_least)
 
 
 @pytest.mark.jit
@@ -193,16 +199,18 @@ def test_rules_shows_each_target_and_its_lines_compute_numpys_value(capsys):
     assert "x0[idx]" in out and "in fused kernels: an index map" in out
 
 
-def test_the_entry_docs_architecture_shows_is_the_registrys():
+def test_the_entry_docs_architecture_shows_is_the_tables():
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     doc = (root / "docs" / "architecture.md").read_text()
-    source = " ".join((root / "diffkit" / "primitives" / "lowering.py").read_text().split())
-    block = re.search(r'```python\n( *"sigmoid": Lowering\(.*?)```', doc, re.DOTALL).group(1)
-    assert " ".join(block.split()) in source
-    helper = re.search(r"```python\n(def _sigmoid.*?)```", doc, re.DOTALL).group(1)
+    entries = " ".join((root / "diffkit" / "primitives" / "elementwise.py").read_text().split())
+    formulas = " ".join((root / "diffkit" / "primitives" / "lowering.py").read_text().split())
+    field = re.search(r"```python\n( *lower=low\.Lowering\(low\.sigmoid.*?)```", doc,
+                      re.DOTALL).group(1)
+    assert " ".join(field.split()) in entries
+    helper = re.search(r"```python\n(def sigmoid.*?)```", doc, re.DOTALL).group(1)
     for line in helper.strip().splitlines():  # the formula the doc shows, line by line
-        assert " ".join(line.split()) in source
-    assert '"expm1": "expm1"' in source and '"expm1": "expm1"' in doc
+        assert " ".join(line.split()) in formulas
+    assert 'lower=low.libm("expm1")' in entries and 'lower=low.libm("expm1")' in doc

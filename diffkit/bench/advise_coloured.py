@@ -17,14 +17,13 @@ calls only do the passes.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
 from ..transforms.sparse import jacobian_sparsity, sparse_jacobian
 from .cells import run_isolated
-from .probes import peak_bytes, timed
+from .probes import first_call, peak_bytes, timed
 from .targets import Target
 
 
@@ -46,9 +45,7 @@ def candidates(t: Target, kind: str, timeout: float, memory_mb: float | None,
 
     def job() -> dict:
         jac = sparse_jacobian(flat)
-        start = time.perf_counter()
-        d = jac(x)
-        setup = time.perf_counter() - start
+        d, setup = first_call(lambda: jac(x))
         per_call = min(timed(lambda: jac(x), repeat=1, min_time=0.005)[0] for _ in range(5))
         dense = np.reshape(d.toarray(), np.shape(t.f(t.x)) + np.shape(t.x))
         return {"status": "ok", "derivative": dense, "time_s": per_call, "setup_s": setup,

@@ -9,7 +9,6 @@ images go to every library; each gradient is checked against diffkit's eager rev
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 
 import diffkit as dk
 from diffkit import nn
+from diffkit.bench import probes
 from diffkit.bench.race_rows import Row, have, interleaved
 
 
@@ -46,9 +46,8 @@ def _jax_grad(params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray) -> tu
         return jnp.mean(jax.nn.logsumexp(logits, axis=1) - logits[jnp.arange(len(y)), y])
 
     jp = {k: jnp.asarray(v) for k, v in params.items()}
-    start = time.perf_counter()
-    compiled = jax.jit(jax.grad(loss)).lower(jp).compile()
-    note = f"compile {time.perf_counter() - start:.2f} s"
+    compiled, seconds = probes.first_call(lambda: jax.jit(jax.grad(loss)).lower(jp).compile())
+    note = f"compile {seconds:.2f} s"
     return (lambda: jax.block_until_ready(compiled(jp))), note
 
 
@@ -68,10 +67,9 @@ def _torch_grad(params: dict[str, np.ndarray], X: np.ndarray, y: np.ndarray,
     grad = torch.func.grad(loss)
     if not compile_:
         return (lambda: grad(tp)), ""
-    start = time.perf_counter()
     compiled = torch.compile(grad)
-    compiled(tp)
-    return (lambda: compiled(tp)), f"compile {time.perf_counter() - start:.2f} s"
+    _, seconds = probes.first_call(lambda: compiled(tp))
+    return (lambda: compiled(tp)), f"compile {seconds:.2f} s"
 
 
 def cnn_rows(batch: int, repeat: int, full: bool) -> list[Any]:

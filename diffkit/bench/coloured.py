@@ -16,7 +16,6 @@ limit.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from ..core import DiffkitError
 from ..transforms.functional import jacobian
 from ..transforms.sparse import sparse_jacobian
 from .cells import run_isolated
-from .probes import timed
+from .probes import first_call, timed
 from .targets import find_target
 
 METHODS = ("dense forward", "dense reverse", "dense numeric", "coloured forward",
@@ -50,11 +49,12 @@ def way(method: str, f: Callable, x: np.ndarray) -> tuple[Callable[[Any], Any], 
 def measure_way(method: str, f: Callable, x: np.ndarray, repeat: int, keep: bool = True) -> dict:
     """One way measured at x: time per call, first call, colours, passes (and the
     Jacobian as a dense array, with ``keep``)."""
-    start = time.perf_counter()
-    fn, size = way(method, f, x)
-    jac = fn(x)
+    def setup() -> tuple[Callable, dict, Any]:
+        fn, size = way(method, f, x)
+        return fn, size, fn(x)
+
+    (fn, size, jac), first = first_call(setup)
     jac = np.reshape(jac.toarray() if hasattr(jac, "toarray") else jac, (-1, x.size))
-    first = time.perf_counter() - start
     per_call, _ = timed(lambda: fn(x), repeat=repeat, min_time=0.02)
     return {"status": "ok", "time_s": per_call, "first_call_s": first, **size,
             **({"jacobian": jac} if keep else {})}

@@ -24,7 +24,6 @@ Setup time and sizes are the backend's own answer to
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +32,7 @@ import numpy as np
 from .. import transforms
 from ..backends import Backend
 from ..core import primal
-from .probes import peak_bytes, timed
+from .probes import first_call, peak_bytes, timed
 from .verdict import numbers
 
 TRANSFORMS = {"derivative": transforms.derivative, "grad": transforms.grad,
@@ -57,9 +56,7 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     """Everything the harness records for one (function, backend) cell."""
     value = f(x)
     diff = TRANSFORMS[kind](f, backend=backend, **holomorphic(x, value))
-    start = time.perf_counter()
-    d = diff(x)
-    first_call = time.perf_counter() - start
+    d, first = first_call(lambda: diff(x))
     rec: dict[str, Any] = {"value": _jsonable(value), "derivative": _jsonable(d)}
     if ref is not None:
         rec["error"], rec["error_rule"] = error_against(d, ref)
@@ -70,7 +67,7 @@ def measure(f: Callable, x: Any, kind: str, backend: Backend, ref: Any = None,
     rec["peak_bytes"] = peak_bytes(lambda: diff(x))
     rec["setup_s"] = 0.0  # unless the backend says otherwise: eager AD traces in every call
     rec.update({k: _jsonable(v) for k, v in backend.stats(f, x).items()})
-    rec["first_call_s"] = first_call
+    rec["first_call_s"] = first
     return rec
 
 

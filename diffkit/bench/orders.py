@@ -19,7 +19,6 @@ answer too).
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,7 +29,7 @@ from ..transforms.functional import derivative
 from ..transforms.taylor import derivatives
 from .cells import run_isolated
 from .measure import error_against
-from .probes import timed
+from .probes import first_call, timed
 from .targets import find_target
 
 METHODS = ("symbolic", "numeric", "nested forward", "forward-over-reverse", "taylor", "compiled")
@@ -93,13 +92,11 @@ def reference(f: Callable, x: float, k: int, dps: int = 40) -> float:
 
 
 def _cell(method: str, f: Callable, x: float, k: int, ref: float | None, repeat: int) -> dict:
-    start = time.perf_counter()
     try:
         fn = way(method, f, x, k)
-        value = float(np.asarray(fn(x)))
+        value, first = first_call(lambda: float(np.asarray(fn(x))))
     except NotApplicable as exc:
         return {"status": "n/a", "message": str(exc)}
-    first = time.perf_counter() - start
     per_call, _ = timed(lambda: fn(x), repeat=repeat, min_time=0.02)
     error = None if ref is None else error_against(value, ref)[0]
     return {"status": "ok", "derivative": value, "error": error, "time_s": per_call,

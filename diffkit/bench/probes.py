@@ -1,6 +1,8 @@
 """The one place diffkit measures time and memory: a timer, a tracemalloc probe and a
 resident-size probe, shared by the harness, the reports, the race and ``benchmarks/``.
 
+* :func:`first_call` — one call's result and its seconds: the first call of a compiled,
+  traced or derived function, its setup included;
 * :func:`timed` — median seconds per call of one function (autoranged like ``timeit``:
   enough calls per sample to last ``min_time``) and the interquartile spread;
 * :func:`interleaved` — the same for several functions measured in turn, one sample of
@@ -67,6 +69,17 @@ def interleaved(fns: list[Callable[[], Any]], repeat: int = 5, min_time: float =
         q = statistics.quantiles(s, n=4) if len(s) > 1 else [s[0]] * 3
         out.append((statistics.median(s), q[2] - q[0]))
     return out
+
+
+def first_call(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``fn()`` and the seconds it took (once: a first call, its setup included).
+
+    >>> first_call(lambda: 2 + 3)[0]
+    5
+    """
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
 
 
 def timed(fn: Callable[[], Any], repeat: int = 5, min_time: float = 0.05) -> tuple[float, float]:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives.lowering import LIBRARY, numpy_call
+from ..primitives.lowering import numpy_call
 from . import formulas
 from ..ir.graph import Atom, Const, Eqn, Graph, Var
 
@@ -99,9 +99,9 @@ class _Writer:
         return ", ".join(one(i) for i in idx) if idx else "()"
 
     def method(self, e: Eqn, args: list[str]) -> str | None:
-        """numpy's own spelling of a structural primitive (the lowering registry's
-        :data:`~diffkit.primitives.lowering.LIBRARY`), where it is plain numpy."""
-        rule = LIBRARY.get(e.prim.name)
+        """numpy's own spelling of a structural primitive (its entry's ``library``), where
+        it is plain numpy."""
+        rule = e.prim.library
         shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in e.inputs]
         if rule is None or (rule.when and not rule.when(*shapes)):
             return None
@@ -109,8 +109,8 @@ class _Writer:
         return rule.numpy.format(*args, **params)
 
     def floats(self, e: Eqn, args: list[str]) -> str | None:
-        """The line on plain Python floats: the primitive's scalar formula (the lowering
-        registry's), where it has one."""
+        """The line on plain Python floats: the primitive's scalar formula (its entry's
+        ``lower``), where it has one."""
         f = formulas.of(e)
         return None if f is None else formulas.python(f, args)
 
@@ -119,7 +119,7 @@ class _Writer:
         plain = self.floats(e, args) if self.scalar else self.method(e, args)
         if plain is not None:
             return plain
-        template = numpy_call(e.prim.name, e.prim.ufunc)
+        template = numpy_call(e.prim)
         if template is not None and not e.params:
             return template.format(*args, args=", ".join(args))
         self.ns[e.prim.name] = e.prim.impl

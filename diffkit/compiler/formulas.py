@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives.lowering import LOWERING, OPS, ScalarExpr
+from ..primitives.lowering import OPS, Lowering, ScalarExpr
 from ..ir.graph import Const, Eqn, Var
 
 
@@ -43,8 +43,8 @@ def constant(a: Any) -> Any:
 def of(e: Eqn) -> ScalarExpr | None:
     """The formula of ``e``: argument ``k`` is its ``k``-th operand, a number operand a
     constant; None when its primitive has no lowering or ``e`` has parameters."""
-    rule = LOWERING.get(e.prim.name)
-    if rule is None or e.params:
+    rule = e.prim.lower
+    if not isinstance(rule, Lowering) or e.params:
         return None
     ops = []
     for k, a in enumerate(e.inputs):

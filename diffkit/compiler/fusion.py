@@ -36,10 +36,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import primitives as P
 from . import formulas
 from ..ir.graph import Atom, Const, Eqn, Graph, Var
 
-VIEWS = {"getitem", "broadcast_to", "scatter_add"}
+#: the primitives a fused kernel computes as index maps (no new value: a view of an operand,
+#: or the adjoint of a slice, a gather)
+INDEX_MAPS = frozenset({P.getitem, P.broadcast_to, P.scatter_add})
 
 
 @dataclass(frozen=True)
@@ -152,8 +155,8 @@ def fusible(e: Eqn) -> bool:
     if out.dtype.kind not in "biuf" or any(
             isinstance(a, (Var, Const)) and a.dtype.kind not in "biuf" for a in e.inputs):
         return False
-    name = e.prim.name
-    if name == "sum":
+    prim = e.prim
+    if prim is P.sum:
         x = e.inputs[0]
         return (isinstance(x, Var) and len(x.shape) > 0 and out.shape == ()
                 and out.dtype.kind == "f" and not e.params.get("keepdims")) or \
@@ -164,12 +167,12 @@ def fusible(e: Eqn) -> bool:
     if f is not None:  # the C library's functions on floats only
         return all(a.dtype.kind == "f" for a in (out, *e.inputs)
                    if isinstance(a, (Var, Const))) or "call" not in formulas.kinds(f)
-    if name == "broadcast_to":  # of an array, or a fill (one number everywhere)
+    if prim is P.broadcast_to:  # of an array, or a fill (one number everywhere)
         return isinstance(e.inputs[0], (Var, Const, int, float))
-    if name == "getitem":
+    if prim is P.getitem:
         x = e.inputs[0]
         return isinstance(x, (Var, Const)) and basic_index(e.params["idx"], x.shape) is not None
-    if name == "scatter_add":
+    if prim is P.scatter_add:
         return basic_index(e.params["idx"], e.params["shape"]) is not None
     return False
 
@@ -185,7 +188,7 @@ def summed_axes(e: Eqn) -> tuple[int, ...] | None:
     (0, 2)
     """
     x, axis = e.inputs[0], e.params.get("axis")
-    if e.prim.name != "sum" or not isinstance(x, Var) or axis is None or \
+    if e.prim is not P.sum or not isinstance(x, Var) or axis is None or \
             e.out.dtype.kind != "f" or 0 in e.out.shape:
         return None
     nd = len(x.shape)
@@ -204,7 +207,7 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
     of ``barriers`` is written to memory by its kernel and read by the next stage instead
     of being recomputed where it is needed (see :func:`shifted_sources`)."""
     fus = {e.out: e for e in graph.eqns if fusible(e)}
-    reductions = {v for v, e in fus.items() if e.prim.name == "sum"}
+    reductions = {v for v, e in fus.items() if e.prim is P.sum}
     needed: set[Var] = {a for a in graph.outputs if isinstance(a, Var)}
     for e in graph.eqns:
         if e.out not in fus:
@@ -259,14 +262,14 @@ def shifted_sources(plan: FusionPlan) -> frozenset[Var]:
     ['(5,)']
     """
     fus = plan.fusible
-    return frozenset(a for e in fus.values() if e.prim.name in ("getitem", "scatter_add")
+    return frozenset(a for e in fus.values() if e.prim in (P.getitem, P.scatter_add)
                      for a in e.inputs[:1]
-                     if isinstance(a, Var) and a in fus and fus[a].prim.name not in VIEWS)
+                     if isinstance(a, Var) and a in fus and fus[a].prim not in INDEX_MAPS)
 
 
 def root_shape(e: Eqn) -> tuple[int, ...]:
     """The index space a root is computed over (a sum's: its operand's)."""
-    return e.inputs[0].shape if e.prim.name == "sum" else e.out.shape
+    return e.inputs[0].shape if e.prim is P.sum else e.out.shape
 
 
 def _groups(roots: list[Eqn]) -> list[list[Eqn]]:

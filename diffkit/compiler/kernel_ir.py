@@ -48,9 +48,10 @@ from typing import Any, Union
 
 import numpy as np
 
+from .. import primitives as P
 from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas
-from .fusion import (VIEWS, FusionPlan, Kernel, basic_index, in_order, operand_index,
+from .fusion import (INDEX_MAPS, FusionPlan, Kernel, basic_index, in_order, operand_index,
                      root_shape, summed_axes)
 from ..ir.graph import Atom, Const, Eqn, Var
 
@@ -197,7 +198,7 @@ class _Builder:
 
     def recomputed(self, v: Var) -> bool:
         e = self.plan.fusible.get(v)
-        return e is not None and e.prim.name != "sum" and \
+        return e is not None and e.prim is not P.sum and \
             self.plan.materialized.get(v, self.kernel.stage) >= self.kernel.stage
 
     def value(self, a: Atom, idx: Index) -> Operand:
@@ -207,7 +208,7 @@ class _Builder:
             return number
         if isinstance(a, Var) and self.recomputed(a):
             e = self.plan.fusible[a]
-            if e.prim.name in VIEWS:  # a view or a slice's adjoint: no new value
+            if e.prim in INDEX_MAPS:  # a view or a slice's adjoint: no new value
                 return self.view(e, idx)
             name = self.known((a, idx))
             return self.prepare(a, idx) if name is None else name
@@ -238,7 +239,7 @@ class _Builder:
             for k, a in enumerate(e.inputs):
                 key = (a, operand_index(e, k, ix))
                 if isinstance(a, Var) and self.recomputed(a) and key not in seen and \
-                        self.plan.fusible[a].prim.name not in VIEWS and self.known(key) is None:
+                        self.plan.fusible[a].prim not in INDEX_MAPS and self.known(key) is None:
                     todo.append((*key, False))
         return self.known((v, idx))
 
@@ -261,9 +262,9 @@ class _Builder:
         return lay(formulas.of(e))
 
     def view(self, e: Eqn, idx: Index) -> Operand:
-        if e.prim.name == "broadcast_to":
+        if e.prim is P.broadcast_to:
             return self.value(e.inputs[0], operand_index(e, 0, idx))
-        if e.prim.name == "scatter_add":
+        if e.prim is P.scatter_add:
             return self.scatter(e, idx)
         x = e.inputs[0]
         spec, out_axis, x_idx = basic_index(e.params["idx"], x.shape), 0, []

@@ -58,7 +58,9 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives.lowering import LIBRARY, OPS, ScalarExpr
+from .. import primitives as P
+from ..core import CONTRACTION, VIEW
+from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas, vector_math
 from .codegen import _Writer, compile_source
 from .fusion import FusionPlan, fuse, shifted_sources
@@ -192,30 +194,30 @@ def _dtype(v: Var) -> str:
 
 def _matrix_product(e: Eqn) -> bool:
     """``e`` is a float product of two matrices (generated code writes ``a @ b``)."""
-    return e.prim.name == "matmul" and e.out.dtype.kind == "f" and all(
-        isinstance(a, (Var, Const)) for a in e.inputs) and LIBRARY["matmul"].when(
-        *(a.shape for a in e.inputs))
+    library = e.prim.library
+    return e.prim.kind == CONTRACTION and library is not None and e.out.dtype.kind == "f" and \
+        all(isinstance(a, (Var, Const)) for a in e.inputs) and library.when is not None and \
+        library.when(*(a.shape for a in e.inputs))
 
 
 def _copying(e: Eqn) -> bool:
     """``e`` is a library call that writes a new array from its operands (a float
     matrix product, a concatenation): it can write into a kept buffer (``out=``) and
     never returns a view of an operand."""
-    return _matrix_product(e) or (e.prim.name == "concatenate" and e.out.dtype.kind == "f"
+    return _matrix_product(e) or (e.prim is P.concatenate and e.out.dtype.kind == "f"
                                   and all(isinstance(a, Var) for a in e.inputs))
 
 
 #: library calls that may hand back a view of their first operand: a kept buffer may be
 #: read through one while the view, in turn, is read only by kernels, copying calls and
 #: such views (the buffer then lives as long as its views are read)
-VIEWING = {"reshape", "transpose", "squeeze", "expand_dims", "getitem", "broadcast_to"}
 
 
 def views(plan: FusionPlan) -> dict[Var, Var]:
     """Each value a viewing library call makes -> the value it may be a view of, followed
     back to one that is not a view (``x.T.reshape(...)`` -> ``x``)."""
     made = {e.out: e.inputs[0] for e in plan.library
-            if e.prim.name in VIEWING and isinstance(e.inputs[0], Var)}
+            if e.prim.kind == VIEW and isinstance(e.inputs[0], Var)}
     for v in list(made):
         while made[v] in made:
             made[v] = made[made[v]]
@@ -226,7 +228,7 @@ def held(plan: FusionPlan) -> list[Var]:
     """The arrays the driver writes into buffers it keeps from call to call (allocated
     once per program and thread, shared where their lifetimes do not meet, see
     :func:`share`): those a kernel or a copying library call (:func:`_copying`) writes
-    that only kernels, copying calls and views of them (:data:`VIEWING`) read. Never an
+    that only kernels, copying calls and views of them (primitives of kind ``view``) read. Never an
     output, nor a view of it: an array handed to the caller is never written again.
 
     >>> import numpy as np, diffkit.numpy as dnp
@@ -242,7 +244,7 @@ def held(plan: FusionPlan) -> list[Var]:
     made |= {k.matvec.rows for k in plan.kernels if k.matvec is not None}
     blocked = {root.get(a, a) for a in graph.outputs if isinstance(a, Var)}
     blocked |= {root.get(a, a) for e in plan.library
-                if not _copying(e) and e.prim.name not in VIEWING
+                if not _copying(e) and e.prim.kind != VIEW
                 for a in e.inputs if isinstance(a, Var)}
     return [e.out for e in graph.eqns if e.out in made - blocked]
 
@@ -381,7 +383,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         if ir is None and step.out in kept:
             args = ", ".join(w.atom(x) for x in step.inputs)
             lines.append(f"    np.matmul({args}, out={w.names[step.out]})"
-                         if step.prim.name == "matmul" else
+                         if step.prim is P.matmul else
                          f"    np.concatenate(({args},), axis={step.params['axis']}, "
                          f"out={w.names[step.out]})")
             continue

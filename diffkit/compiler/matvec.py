@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import primitives as P
 from .fusion import FusionPlan, Kernel, MatvecPair, reached
 from ..ir.graph import Atom, Const, Eqn, Var
 
@@ -60,7 +61,7 @@ def _through_reshape(v: Var, users: dict[Var, list[Eqn]], shape: tuple) -> tuple
     if v.shape == shape:
         return v, []
     used = users.get(v, [])
-    if len(used) == 1 and used[0].prim.name == "reshape" and used[0].out.shape == shape:
+    if len(used) == 1 and used[0].prim is P.reshape and used[0].out.shape == shape:
         return used[0].out, [used[0]]
     return v, None
 
@@ -72,7 +73,7 @@ def _transposed(t: Atom, x: Atom, made: dict[Var, Eqn]) -> list[Eqn] | None:
         tv, xv = np.asarray(t.value), np.asarray(x.value)
         return [] if tv.shape == xv.shape[::-1] and np.array_equal(tv, xv.T) else None
     e = made.get(t) if isinstance(t, Var) else None
-    if e is not None and e.prim.name == "transpose" and e.inputs[0] is x and \
+    if e is not None and e.prim is P.transpose and e.inputs[0] is x and \
             tuple(e.params.get("axes") or (1, 0)) == (1, 0):
         return [e]
     return None
@@ -94,10 +95,10 @@ def _pair(plan: FusionPlan, k: Kernel, product: Eqn, users: dict, made: dict
         if g.shape != (m,) or g.dtype != F64:
             continue
         columns = [(g, [])] + [(e.out, [e]) for e in users.get(g, [])
-                               if e.prim.name == "reshape" and e.out.shape == (m, 1)]
+                               if e.prim is P.reshape and e.out.shape == (m, 1)]
         for g_col, reshaped in columns:
             for back in users.get(g_col, []):
-                if back.prim.name != "matmul" or back.inputs[1] is not g_col:
+                if back.prim is not P.matmul or back.inputs[1] is not g_col:
                     continue
                 made_t = _transposed(back.inputs[0], X, made)
                 if made_t is None or any(u is not back for t in made_t
@@ -124,7 +125,7 @@ def pair_products(plan: FusionPlan) -> FusionPlan:
         if len(k.domain) != 1 or k.matvec is not None:
             continue
         for product in plan.library:
-            if product.prim.name != "matmul" or id(product) in gone:
+            if product.prim is not P.matmul or id(product) in gone:
                 continue
             found = _pair(plan, k, product, users, made)
             if found is not None and all(  # no other kernel reads the rows

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import primitives as P
+from ..core import VIEW
 from ..ir.graph import Atom, Const, Eqn, Graph, Var
 
 Pass = Callable[[Graph], Graph]
@@ -162,18 +164,15 @@ def _number(a: Atom, fills: dict[Var, float]) -> float | None:
     return _known(a, fills)
 
 
-_SPREADS = ("broadcast_to", "reshape", "transpose", "getitem")  # a fill stays a fill
-
-
 def _fill(e: Eqn, fills: dict[Var, float]) -> Atom | Eqn | None:
     """``e`` as a fill, when its result is one number everywhere: that number (a 0-d
     result) or ``broadcast_to(c, shape)``; None when it is not a fill of float64."""
     if e.out.dtype != np.float64:
         return None
-    name = e.prim.name
-    if name in _SPREADS or name == "sum":
+    prim = e.prim
+    if prim.kind == VIEW or prim is P.sum:
         c = _number(e.inputs[0], fills)
-        if c is not None and name == "sum":
+        if c is not None and prim is P.sum:
             c = c * (int(np.prod(e.inputs[0].shape)) // max(int(np.prod(e.out.shape)), 1)) \
                 if isinstance(e.inputs[0], (Var, Const)) else None
     elif e.prim.ufunc is not None and not e.params and e.out.dtype == np.float64:
@@ -189,11 +188,9 @@ def _fill(e: Eqn, fills: dict[Var, float]) -> Atom | Eqn | None:
     c = float(c)
     if not e.out.shape:
         return c
-    if name == "broadcast_to" and type(e.inputs[0]) is float and e.inputs[0] == c:
+    if prim is P.broadcast_to and type(e.inputs[0]) is float and e.inputs[0] == c:
         return e  # already the fill's own form
-    from ..primitives import broadcast_to
-
-    return Eqn(broadcast_to, (c,), e.out, {"shape": e.out.shape})
+    return Eqn(P.broadcast_to, (c,), e.out, {"shape": e.out.shape})
 
 
 def simplify(graph: Graph) -> Graph:
@@ -205,14 +202,14 @@ def simplify(graph: Graph) -> Graph:
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
         e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
-        if e.prim.name not in _RULES and all([_plain(a, fills) for a in ins]):
+        if e.prim not in _RULES and all([_plain(a, fills) for a in ins]):
             made[e.out] = e  # (no identity applies: the common case, decided quickly)
             kept.append(e)
             continue
         alias = _fill(e, fills)
         if alias is None:
             alias = _identity(e, made, fills)
-        if isinstance(alias, Eqn) and alias.prim.name == "broadcast_to" \
+        if isinstance(alias, Eqn) and alias.prim is P.broadcast_to \
                 and type(alias.inputs[0]) is float:
             fills[alias.out] = alias.inputs[0]
         if isinstance(alias, _Pair):
@@ -229,8 +226,8 @@ def simplify(graph: Graph) -> Graph:
     return _rebuild(graph, kept, subst)
 
 
-_RULES = ("add", "neg", "mul", "reshape", "broadcast_to", "sum", "matmul",
-          "getitem")  # identities on variables
+_RULES = frozenset({P.add, P.neg, P.mul, P.reshape, P.broadcast_to, P.sum, P.matmul,
+                    P.getitem})  # identities on variables
 
 
 def _plain(a: Atom, fills: dict[Var, float]) -> bool:
@@ -258,66 +255,60 @@ def _uniform(a: Atom, out: Var, fills: dict[Var, float]) -> Atom:
 
 def _identity(e: Eqn, made: dict[Var, Eqn], fills: dict[Var, float]) -> Atom | Eqn | _Pair | None:
     """What ``e`` reduces to: an existing atom, a cheaper equation (or two), or None."""
-    name, ins, out = e.prim.name, e.inputs, e.out
-    if name in ("mul", "add", "sub", "div") and out.dtype.kind == "f":
+    prim, ins, out = e.prim, e.inputs, e.out
+    if prim in (P.mul, P.add, P.sub, P.div) and out.dtype.kind == "f":
         x, y = ins
-        unit = 1.0 if name in ("mul", "div") else 0.0
+        unit = 1.0 if prim in (P.mul, P.div) else 0.0
         if _is(y, unit) and _same(x, out):
             return x
-        if name in ("mul", "add") and _is(x, unit) and _same(y, out):
+        if prim in (P.mul, P.add) and _is(x, unit) and _same(y, out):
             return y
         kx, ky = _known(x, fills), _known(y, fills)
-        if name == "mul" and (kx is None) ^ (ky is None) and 0.0 in (kx, ky):
+        if prim is P.mul and (kx is None) ^ (ky is None) and 0.0 in (kx, ky):
             # x * zeros: a zero adjoint or tangent (a fill, never an array built now)
             if not out.shape:
                 return 0.0 if out.dtype == np.float64 else Const(np.zeros((), out.dtype))
-            from ..primitives import broadcast_to
-
-            return Eqn(broadcast_to, (0.0 if out.dtype == np.float64 else Const(
+            return Eqn(P.broadcast_to, (0.0 if out.dtype == np.float64 else Const(
                 np.zeros((), out.dtype)),), out, {"shape": out.shape})
-        if name == "mul" and (_is(x, -1.0) and _same(y, out) or _is(y, -1.0) and _same(x, out)):
-            from ..primitives import neg
-
-            return Eqn(neg, (y if _is(x, -1.0) else x,), out, {})
+        if prim is P.mul and (_is(x, -1.0) and _same(y, out) or _is(y, -1.0) and _same(x, out)):
+            return Eqn(P.neg, (y if _is(x, -1.0) else x,), out, {})
         if _same(x, out) or _same(y, out):  # a number only beside an operand of out's shape
             u = (_uniform(x, out, fills) if _same(y, out) else x,
                  _uniform(y, out, fills) if _same(x, out) else y)
             if u != (x, y):
                 return _identity(Eqn(e.prim, u, out, e.params), made, fills) \
                     or Eqn(e.prim, u, out, {})
-    if name in ("mul", "neg") and out.dtype == np.float64:
+    if prim in (P.mul, P.neg) and out.dtype == np.float64:
         folded = _factors(e, made)
         if folded is not None:
             return folded
-    if name == "add" and all(isinstance(a, Var) and a in made
-                             and made[a].prim.name == "scatter_add" for a in ins):
+    if prim is P.add and all(isinstance(a, Var) and a in made
+                             and made[a].prim is P.scatter_add for a in ins):
         return _merged_scatters(e, made[ins[0]], made[ins[1]])
-    if name == "neg" and isinstance(ins[0], Var) and ins[0] in made \
-            and made[ins[0]].prim.name == "neg":
+    if prim is P.neg and isinstance(ins[0], Var) and ins[0] in made \
+            and made[ins[0]].prim is P.neg:
         return made[ins[0]].inputs[0]
-    if name in ("reshape", "broadcast_to") and _same(ins[0], out):
+    if prim in (P.reshape, P.broadcast_to) and _same(ins[0], out):
         return ins[0]
-    if name == "reshape" and isinstance(ins[0], Var) and ins[0] in made \
-            and made[ins[0]].prim.name == "reshape":  # a reshape of a reshape: one
+    if prim is P.reshape and isinstance(ins[0], Var) and ins[0] in made \
+            and made[ins[0]].prim is P.reshape:  # a reshape of a reshape: one
         inner = made[ins[0]].inputs[0]
         return inner if _same(inner, out) else Eqn(e.prim, (inner,), out, e.params)
-    if name == "sum" and isinstance(ins[0], Var) and ins[0] in made:
+    if prim is P.sum and isinstance(ins[0], Var) and ins[0] in made:
         return _sum_of_broadcast(e, made[ins[0]])
-    if name == "getitem" and isinstance(ins[0], Var) and ins[0] in made:
+    if prim is P.getitem and isinstance(ins[0], Var) and ins[0] in made:
         return _piece(e.params["idx"], made[ins[0]], made, out)
-    if name == "matmul" and out.dtype.kind == "f" and all(
+    if prim is P.matmul and out.dtype.kind == "f" and all(
             isinstance(a, (Var, Const)) and a.dtype == out.dtype and len(a.shape) == 2
             for a in ins) and ins[0].shape[1] == 1 and ins[1].shape[0] == 1:
-        from ..primitives import mul
-
-        return Eqn(mul, ins, out, {})  # one product per entry, as BLAS computes it
+        return Eqn(P.mul, ins, out, {})  # one product per entry, as BLAS computes it
     return None
 
 
 def _scaled(a: Atom, made: dict[Var, Eqn], out: Var) -> tuple[float, Var] | None:
     """``(c, x)`` when ``a`` is ``c * x`` (a number times a variable of ``out``'s type)."""
     e = made.get(a) if isinstance(a, Var) else None
-    if e is None or e.prim.name != "mul" or not _same(a, out):
+    if e is None or e.prim is not P.mul or not _same(a, out):
         return None
     for c, x in (e.inputs, e.inputs[::-1]):
         if type(c) is float and _same(x, out):
@@ -330,19 +321,17 @@ def _factors(e: Eqn, made: dict[Var, Eqn]) -> Eqn | None:
     power of two (>= 2 in size: doubling is exact) and ``|c1| >= 1`` (so both forms
     overflow for the same x): one rounding of the same real number, the same bits.
 
-    >>> from diffkit.primitives import mul, neg
+    >>> from diffkit import primitives as P
     >>> x, v, w = (Var(n, (3,), np.dtype(np.float64)) for n in (1, 2, 3))
-    >>> made = {v: Eqn(mul, (2.0, x), v, {})}
-    >>> _factors(Eqn(mul, (100.0, v), w, {}), made).inputs == (200.0, x)
+    >>> made = {v: Eqn(P.mul, (2.0, x), v, {})}
+    >>> _factors(Eqn(P.mul, (100.0, v), w, {}), made).inputs == (200.0, x)
     True
-    >>> _factors(Eqn(neg, (v,), w, {}), made).inputs == (-2.0, x)
+    >>> _factors(Eqn(P.neg, (v,), w, {}), made).inputs == (-2.0, x)
     True
     """
-    from ..primitives import mul
-
-    if e.prim.name == "neg":
+    if e.prim is P.neg:
         inner = _scaled(e.inputs[0], made, e.out)
-        return None if inner is None else Eqn(mul, (-inner[0], inner[1]), e.out, {})
+        return None if inner is None else Eqn(P.mul, (-inner[0], inner[1]), e.out, {})
     for c1, a in (e.inputs, e.inputs[::-1]):
         inner = _scaled(a, made, e.out) if type(c1) is float else None
         if inner is None:
@@ -350,7 +339,7 @@ def _factors(e: Eqn, made: dict[Var, Eqn]) -> Eqn | None:
         c2, x = inner
         if abs(math.frexp(c2)[0]) == 0.5 and abs(c2) >= 2 and 1 <= abs(c1) < math.inf \
                 and math.isfinite(c1 * c2):
-            return Eqn(mul, (c1 * c2, x), e.out, {})
+            return Eqn(P.mul, (c1 * c2, x), e.out, {})
     return None
 
 
@@ -380,7 +369,7 @@ def _pieces(e: Eqn, made: dict[Var, Eqn]) -> dict[tuple[int, int], Atom] | None:
     """The parts laid side by side on the last axis by ``e``: a ``concatenate`` there, or
     a sum of ``scatter_add``s into disjoint slices (the adjoint of taking those slices),
     as ``{(start, stop): part}``; None for anything else."""
-    if e.prim.name == "concatenate" and e.params.get("axis") in (-1, len(e.out.shape) - 1):
+    if e.prim is P.concatenate and e.params.get("axis") in (-1, len(e.out.shape) - 1):
         parts, start = {}, 0
         for a in e.inputs:
             if not isinstance(a, (Var, Const)) or not a.shape:
@@ -388,10 +377,10 @@ def _pieces(e: Eqn, made: dict[Var, Eqn]) -> dict[tuple[int, int], Atom] | None:
             parts[start, start + a.shape[-1]] = a
             start += a.shape[-1]
         return parts
-    if e.prim.name == "scatter_add":
+    if e.prim is P.scatter_add:
         span = _span(e.params["idx"])
         return None if span is None else {span: e.inputs[0]}
-    if e.prim.name == "add" and all(isinstance(a, Var) and a in made for a in e.inputs):
+    if e.prim is P.add and all(isinstance(a, Var) and a in made for a in e.inputs):
         left, right = (_pieces(made[a], made) for a in e.inputs)
         if left is None or right is None or any(a < d and c < b for a, b in left
                                                 for c, d in right):
@@ -420,7 +409,7 @@ class _Pair(tuple):
 
 def _sum_of_broadcast(e: Eqn, b: Eqn) -> Eqn | None:
     """``sum(broadcast_to(x), axes)`` where x was size 1 on those axes: ``x * count``."""
-    if b.prim.name != "broadcast_to" or not isinstance(b.inputs[0], Var):
+    if b.prim is not P.broadcast_to or not isinstance(b.inputs[0], Var):
         return None
     x, full = b.inputs[0], b.params["shape"]
     aligned = (1,) * (len(full) - len(x.shape)) + x.shape
@@ -428,9 +417,7 @@ def _sum_of_broadcast(e: Eqn, b: Eqn) -> Eqn | None:
     if not all(aligned[a] == 1 for a in axes) or x.shape != e.out.shape or x.dtype != e.out.dtype:
         return None
     count = float(np.prod([full[a] for a in axes]))
-    from ..primitives import mul
-
-    return Eqn(mul, (x, count), e.out, {})
+    return Eqn(P.mul, (x, count), e.out, {})
 
 
 PASSES: list[tuple[str, Pass]] = [("simplify", simplify), ("fold", fold), ("cse", cse),
@@ -468,7 +455,7 @@ def plan_buffers(graph: Graph) -> tuple[dict[Var, Var], int]:
                 elementwise_only[a] = elementwise_only.get(a, True) and _elementwise(e)
     outputs = {a for a in graph.outputs if isinstance(a, Var)}
     fresh = {e.out for e in graph.eqns  # arrays this graph made (scatter_add: np.zeros)
-             if (_elementwise(e) or e.prim.name == "scatter_add") and e.out.shape}
+             if (_elementwise(e) or e.prim is P.scatter_add) and e.out.shape}
     plan: dict[Var, Var] = {}
     saved = 0
     for k, e in enumerate(graph.eqns):

@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from .. import primitives as P
 from ..primitives import add, getitem, mul, reshape, sum as sum_
 from ..ir.graph import Atom, Const, Eqn, Graph, Var
 from .passes import dce
@@ -110,12 +111,12 @@ def short_products(graph: Graph) -> tuple[Graph, frozenset[Var]]:
     """``graph`` with its matrix products of a short side written out (see the module's
     text), and the values for the fusion pass to write to memory: a written-out
     ``X @ W`` and its computed operands."""
-    transposed = {e.out: e.inputs[0] for e in graph.eqns if e.prim.name == "transpose"
+    transposed = {e.out: e.inputs[0] for e in graph.eqns if e.prim is P.transpose
                   and tuple(e.params.get("axes") or (1, 0)) == (1, 0) and len(e.out.shape) == 2}
     eqns: list[Eqn] = []
     written: set[Var] = set()
     for e in graph.eqns:
-        a, b = e.inputs if e.prim.name == "matmul" else (None, None)
+        a, b = e.inputs if e.prim is P.matmul else (None, None)
         if not (a is not None and _matrix(a) and _matrix(b) and e.out.shape[1] >= WIDE
                 and len({e.out.dtype, a.dtype, b.dtype}) == 1):
             eqns.append(e)

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Primitive
-from ..primitives.lowering import (LIBRARY, LOWERING, NOT_ELEMENTWISE, NOT_LOWERED, OPS,
-                                  numpy_call)
+from .. import primitives as P
+from ..core import ELEMENTWISE, Primitive
+from ..primitives.lowering import OPS, Lowering, numpy_call
 from . import formulas, vector_math
 from .autodiff import linearize, seed
-from .fusion import VIEWS
+from .fusion import INDEX_MAPS
 from ..ir.tracer import input_names, trace
 from ..ir.graph import Eqn, Graph, Var
 from .program import Program, build
@@ -59,7 +59,7 @@ def adjoint_program(fun: Callable, args: Sequence[Any], names: Sequence[str] | N
 
 def compiled_rules(prim: Primitive, arity: int) -> list[str]:
     """How ``prim`` (on ``arity`` operands ``x0, x1 ...``) runs on each of the compiler's
-    targets, read from the lowering registry (what ``diffkit rules NAME`` prints).
+    targets, read from its entry (what ``diffkit rules NAME`` prints).
 
     >>> from diffkit.primitives import sigmoid
     >>> print("\\n".join(compiled_rules(sigmoid, 1)[:3]))
@@ -68,23 +68,23 @@ def compiled_rules(prim: Primitive, arity: int) -> list[str]:
     fused kernel, LLVM route (float64): inline arithmetic, calls @dk_exp, @llvm.fabs.f64
     """
     args = [f"x{k}" for k in range(arity)]
-    template = numpy_call(prim.name, prim.ufunc)
+    template = numpy_call(prim)
     numpy = (template.format(*args, args=", ".join(args)) if template else
              f"{prim.name}({', '.join(args)}), its implementation")
-    if prim.name in LIBRARY:  # parameters by name: np.reshape(x0, shape)
-        spelled = string.Formatter().vformat(LIBRARY[prim.name].numpy, args, _Named())
+    if prim.library is not None:  # parameters by name: np.reshape(x0, shape)
+        spelled = string.Formatter().vformat(prim.library.numpy, args, _Named())
         numpy = spelled + (", where its operands' shapes allow (else its implementation)"
-                           if LIBRARY[prim.name].when else "")
+                           if prim.library.when else "")
     head = f"numpy (unfused program and between kernels): {numpy}"
-    if prim.name in VIEWS:
+    if prim in INDEX_MAPS:
         return [head, "in fused kernels: an index map inside the loop (a view: no new value) "
                 "where its index is basic slices and integers; elsewhere a library call"]
-    if prim.name == "sum":
+    if prim is P.sum:
         return [head, "in fused kernels: a full sum is an accumulator of the loop computing "
                 "its operand; a partial sum is a library call"]
-    if prim.name not in LOWERING:
-        why = ("not elementwise" if prim.name in NOT_ELEMENTWISE or not prim.broadcasts
-               else NOT_LOWERED.get(prim.name, "no lowering yet"))
+    rule = prim.lower
+    if not isinstance(rule, Lowering):
+        why = "not elementwise" if prim.kind != ELEMENTWISE else rule or "no lowering yet"
         return [head, f"not in fused kernels nor on the tape VM: {why}"]
     f64 = np.dtype(np.float64)
     ins = [Var(k, (), f64, a) for k, a in enumerate(args)]
@@ -97,7 +97,6 @@ def compiled_rules(prim: Primitive, arity: int) -> list[str]:
     llvm = ", ".join((["inline arithmetic"] if any(op.kind != "call" for op in ops) else [])
                      + ([f"calls {', '.join('@' + c for c in calls)}"] if calls else []))
     tape = encode(Graph(ins, [e], [out]))
-    rule = LOWERING[prim.name]
     bound = (f"within {rule.ulps} ulps of numpy's value" + (
         f" (of {rule.at_least} where the value is smaller)" if rule.at_least else "") +
         ": numpy (its SIMD routines) or the kernel (vector_math.py) computes a function "

@@ -28,7 +28,10 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, DiffkitError, Interpreter, Primitive, new_level
+from ..primitives.series import Constant, linear, order, stack, term
 from ..pytree import tree_map
+
+LINEAR = linear()  # the rule of an entry marked linear: applied to each coefficient
 
 
 NO_NESTING = ("Taylor mode (dk.jet, dk.derivatives) does not nest with other transforms; "
@@ -59,167 +62,21 @@ class TaylorInterpreter(Interpreter):
                 raise DiffkitError(NO_NESTING)
             else:
                 xs.append(Constant(a))
-        order = min(len(x) - 1 for x in xs if not isinstance(x, Constant))
-        xs = [x if isinstance(x, Constant) else x[:order + 1] for x in xs]
-        rule = RULES.get(prim.name, _from_jvp)
-        return Series(self, rule(self, prim, xs, params))
-
-
-class Constant:
-    """A constant argument: its value, and no higher coefficients."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-def _term(x: Any, k: int) -> Any:
-    """Coefficient k of an argument (constants: the value, then 0)."""
-    if isinstance(x, Constant):
-        return x.value if k == 0 else np.zeros_like(np.asarray(x.value, dtype=float))
-    return x[k]
-
-
-def _stack(terms: list) -> np.ndarray:
-    return np.stack([np.asarray(t) for t in np.broadcast_arrays(*terms)]) if terms else np.zeros(0)
-
-
-def _order(xs: list) -> int:
-    return min(len(x) - 1 for x in xs if not isinstance(x, Constant))
-
-
-def _linear(fixed: tuple[int, ...] = ()) -> Callable[..., np.ndarray]:
-    """A primitive linear in its arguments (those in ``fixed``, such as select's mask,
-    are the same at every order): apply it to each coefficient."""
-    def rule(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-        return _stack([prim.impl(*(x.value if i in fixed else _term(x, k)
-                                   for i, x in enumerate(xs)), **params)
-                       for k in range(_order(xs) + 1)])
-    return rule
-
-
-def _scaled(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    """A product with a constant factor: linear in the other argument."""
-    return _linear(fixed=tuple(i for i, x in enumerate(xs) if isinstance(x, Constant)))(
-        interp, prim, xs, params)
-
-
-def _lift(c: np.ndarray, ndim: int) -> np.ndarray:
-    """Coefficients ``(K+1, *s)`` with size-1 axes after the first, to broadcast as ``s``."""
-    return np.reshape(c, (len(c),) + (1,) * (ndim - c.ndim + 1) + c.shape[1:])
-
-
-def _cauchy(a: np.ndarray, b: np.ndarray, product: Callable[[Any, Any], Any]) -> np.ndarray:
-    """``c_k = Σ_{j=0}^{k} product(a_j, b_{k-j})``, k = 0..K."""
-    K = min(len(a), len(b)) - 1
-    out = [sum((product(a[j], b[k - j]) for j in range(k + 1)), np.zeros(())) for k in range(K + 1)]
-    return _stack(out)
-
-
-def _mul(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    a, b = xs
-    if isinstance(a, Constant) or isinstance(b, Constant):
-        return _scaled(interp, prim, xs, params)
-    nd = max(a.ndim, b.ndim) - 1
-    a, b = _lift(a, nd), _lift(b, nd)
-    out = np.zeros((len(a),) + np.broadcast_shapes(a.shape[1:], b.shape[1:]),
-                   dtype=np.result_type(a, b))
-    for j in range(len(a)):
-        out[j:] += a[j] * b[:len(a) - j]
-    return out
-
-
-def _bilinear(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    """matmul: a Cauchy product of the primitive itself."""
-    a, b = xs
-    if isinstance(a, Constant) or isinstance(b, Constant):
-        return _scaled(interp, prim, xs, params)
-    return _cauchy(a, b, lambda u, v: prim.impl(u, v, **params))
-
-
-def _full(x: Any, K: int) -> np.ndarray:
-    """Every coefficient, order 0..K, of an argument (zeros after a constant's value)."""
-    return x[:K + 1] if not isinstance(x, Constant) else _stack([_term(x, k) for k in range(K + 1)])
-
-
-def _div(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    a, b = xs
-    if isinstance(b, Constant):
-        return _scaled(interp, prim, xs, params)
-    K = _order(xs)
-    a, b = _full(a, K), b
-    q = [a[0] / b[0]]
-    for k in range(1, K + 1):  # a = q b, solved for q_k
-        q.append((a[k] - sum(b[j] * q[k - j] for j in range(1, k + 1))) / b[0])
-    return _stack(q)
-
-
-def _ode(first: Callable[[Any], Any], slope: Callable[[list, int], Any]) -> Callable[..., np.ndarray]:
-    """y = f(x) with y' = d · x', where ``slope(y, m)`` gives coefficient m of d from
-    y's coefficients 0..m: ``y_k = Σ_{j=1}^{k} (j/k) x_j d_{k-j}``."""
-    def rule(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-        x = xs[0]
-        y, d = [first(x[0])], []
-        for k in range(1, len(x)):
-            d.append(slope(y, k - 1))
-            y.append(sum(j / k * x[j] * d[k - j] for j in range(1, k + 1)))
-        return _stack(y)
-    return rule
-
-
-def _square(y: list, m: int) -> Any:
-    return sum(y[i] * y[m - i] for i in range(m + 1))
-
-
-def _pair(first: Callable, second: Callable, sign: float, which: int) -> Callable[..., np.ndarray]:
-    """sin/cos (sign -1) and sinh/cosh (sign +1) together: s' = c x', c' = sign s x'."""
-    def rule(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-        x = xs[0]
-        s, c = [first(x[0])], [second(x[0])]
-        for k in range(1, len(x)):
-            s.append(sum(j / k * x[j] * c[k - j] for j in range(1, k + 1)))
-            c.append(sign * sum(j / k * x[j] * s[k - j] for j in range(1, k + 1)))
-        return _stack((s, c)[which])
-    return rule
-
-
-def _log(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    x = xs[0]
-    y = [np.log(x[0])]
-    for k in range(1, len(x)):  # x y' = x'
-        y.append((x[k] - sum(j / k * y[j] * x[k - j] for j in range(1, k))) / x[0])
-    return _stack(y)
-
-
-def _sqrt(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    x = xs[0]
-    y = [np.sqrt(x[0])]
-    for k in range(1, len(x)):  # y y = x
-        y.append((x[k] - sum(y[j] * y[k - j] for j in range(1, k))) / (2.0 * y[0]))
-    return _stack(y)
-
-
-def _power(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
-    """x^a for a constant a where x_0 has no zero (x y' = a x' y); else from the JVP rule."""
-    x, a = xs
-    if not isinstance(a, Constant) or isinstance(x, Constant) or np.any(np.asarray(x[0]) == 0):
-        return _from_jvp(interp, prim, xs, params)
-    a = a.value
-    y = [np.power(x[0], a)]
-    for k in range(1, len(x)):
-        y.append(sum((a * (k - j) - j) * x[k - j] * y[j] for j in range(k)) / (k * x[0]))
-    return _stack(y)
+        top = min(len(x) - 1 for x in xs if not isinstance(x, Constant))
+        xs = [x if isinstance(x, Constant) else x[:top + 1] for x in xs]
+        rule = prim.taylor or (LINEAR if prim.linear else None)
+        out = None if rule is None else rule(prim, xs, params)
+        return Series(self, _from_jvp(self, prim, xs, params) if out is None else out)
 
 
 def _from_jvp(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict) -> np.ndarray:
     """Any primitive from its JVP rule: ``y' = Σ_i jvp_i(x_i', y, x)``, the rule run in
     Taylor arithmetic at order k-1 to give ``y_k = (y')_{k-1} / k``, k = 1..K."""
-    y0 = prim.impl(*(_term(x, 0) for x in xs), **params)
+    y0 = prim.impl(*(term(x, 0) for x in xs), **params)
     y = [np.asarray(y0)]
-    for k in range(1, _order(xs) + 1):
+    for k in range(1, order(xs) + 1):
         args = [x.value if isinstance(x, Constant) else Series(interp, x[:k]) for x in xs]
-        ys = Series(interp, _stack(y))
+        ys = Series(interp, stack(y))
         x_dots = [None if isinstance(x, Constant) else Series(interp, _slope(x, k)) for x in xs]
         if prim.jvp_joint is not None:
             y_dot = prim.jvp_joint([np.zeros(np.shape(x.value)) if t is None else t
@@ -229,27 +86,12 @@ def _from_jvp(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict
                         if t is not None)
         coeff = y_dot.coeffs[k - 1] if type(y_dot) is Series else (y_dot if k == 1 else 0.0)
         y.append(np.broadcast_to(np.asarray(coeff) / k, np.shape(y0)))
-    return _stack(y)
+    return stack(y)
 
 
 def _slope(x: np.ndarray, k: int) -> np.ndarray:
     """Coefficients 0..k-1 of x'(t): ``(j+1) x_{j+1}``."""
     return x[1:k + 1] * np.reshape(np.arange(1.0, k + 1), (k,) + (1,) * (x.ndim - 1))
-
-
-LINEAR = ("neg", "add", "sub", "reshape", "transpose", "getitem", "scatter_add", "concatenate",
-          "broadcast_to", "sum", "cumsum", "real", "imag", "conj", "fft", "ifft", "rfft", "irfft",
-          "where")
-RULES: dict[str, Callable[..., np.ndarray]] = {
-    **dict.fromkeys(LINEAR, _linear()), "select": _linear(fixed=(0,)),
-    "mul": _mul, "matmul": _bilinear, "div": _div, "log": _log, "sqrt": _sqrt, "power": _power,
-    "exp": _ode(np.exp, lambda y, m: y[m]),
-    "tanh": _ode(np.tanh, lambda y, m: (m == 0) - _square(y, m)),
-    "tan": _ode(np.tan, lambda y, m: (m == 0) + _square(y, m)),
-    "sigmoid": _ode(lambda v: 0.5 * np.tanh(0.5 * v) + 0.5, lambda y, m: y[m] - _square(y, m)),
-    "sin": _pair(np.sin, np.cos, -1.0, 0), "cos": _pair(np.sin, np.cos, -1.0, 1),
-    "sinh": _pair(np.sinh, np.cosh, 1.0, 0), "cosh": _pair(np.sinh, np.cosh, 1.0, 1),
-}
 
 
 def propagate(fun: Callable[..., Any], coeffs: list[np.ndarray]) -> Any:
@@ -262,7 +104,7 @@ def propagate(fun: Callable[..., Any], coeffs: list[np.ndarray]) -> Any:
         def unwrap(v: Any) -> np.ndarray:
             if type(v) is Series and v._interp is interp:
                 return v.coeffs
-            return _stack([_term(Constant(v), k) for k in range(K + 1)])
+            return stack([term(Constant(v), k) for k in range(K + 1)])
         return tree_map(unwrap, out)
 
 

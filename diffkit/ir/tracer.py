@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from .graph import Atom, Const, Eqn, Graph, Var
-from ..core import (Box, DiffkitError, Interpreter, NotApplicable, Primitive, bind, new_level,
-                    primal)
+from ..core import (CONTRACTION, ELEMENTWISE, Box, DiffkitError, Interpreter, NotApplicable,
+                    Primitive, bind, new_level, primal)
 from ..pytree import flatten
 from ..primitives.compare import COMPARISONS, select, without_derivatives
+from ..primitives.elementwise import where
 
 _DIFFKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PRIMITIVES = os.path.join(_DIFFKIT, "primitives")
@@ -189,7 +190,7 @@ class GraphInterpreter(Interpreter):
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         if params and any(isinstance(v, Box) for v in params.values()):
-            if prim.name == "where" and isinstance(params["cond"], GraphTracer):
+            if prim is where and isinstance(params["cond"], GraphTracer):
                 return self.process(select, (params["cond"], *args), {})  # a traced mask
             raise NotApplicable(f"n/a: {prim.name} got a traced value as a parameter; "
                                "the compiled backend cannot record it; use an eager backend")
@@ -214,7 +215,7 @@ _TYPES: dict[tuple, tuple] = {}  # (primitive, operand types) -> elementwise res
 
 def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[tuple, np.dtype]:
     """Shape and dtype of ``prim``'s output, without computing it."""
-    if prim.broadcasts and not params and prim.name != "matmul":
+    if prim.kind == ELEMENTWISE and not params:
         key = (prim, *[(a.shape, a.dtype) if type(a) is Var or type(a) is Const else type(a)
                        for a in ins])
         known = _TYPES.get(key)
@@ -226,18 +227,18 @@ def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[t
             known = _TYPES[key] = np.broadcast_shapes(*shapes), dtype
         return known
     shapes = [a.shape if isinstance(a, (Var, Const)) else () for a in ins]
-    if prim.name in ("reshape", "broadcast_to", "scatter_add"):  # the shape is a parameter
+    if "shape" in params:  # reshape, broadcast_to, scatter_add: the shape is a parameter
         x = ins[0]
         return tuple(params["shape"]), (x.dtype if isinstance(x, (Var, Const))
                                         else np.result_type(x))
     samples = [np.ones((), a.dtype) if isinstance(a, (Var, Const)) else a for a in ins]
     with np.errstate(all="ignore"):
-        if prim.broadcasts and prim.name != "matmul":
+        if prim.kind == ELEMENTWISE:
             extra = [np.shape(v) for v in params.values() if isinstance(v, np.ndarray)]
             small = {k: (v.reshape(-1)[:1].reshape(()) if isinstance(v, np.ndarray) else v)
                      for k, v in params.items()}
             return np.broadcast_shapes(*shapes, *extra), np.result_type(prim.impl(*samples, **small))
-        if prim.name == "matmul":
+        if prim.kind == CONTRACTION and prim.broadcasts:  # matmul: batch axes broadcast
             (a, b) = shapes
             batch = np.broadcast_shapes(a[:-2], b[:-2])
             return batch + (a[-2], b[-1]), np.result_type(prim.impl(

@@ -35,7 +35,6 @@ from . import gather as _gather, linalg as _linalg, pseudo as _pseudo  # noqa: E
 from . import reductions as _reductions, special as _special, structure as _structure  # noqa: E402
 from . import parametric as _parametric, matrix_functions as _matrix_functions  # noqa: E402
 from . import eigen as _eigen  # noqa: E402
-from .complex_rules import mark as _mark_complex  # noqa: E402
 
 
 def families() -> dict[str, list[str]]:
@@ -60,8 +59,6 @@ def table() -> dict[str, Primitive]:
     """All primitives by name."""
     return {v.name: v for v in globals().values() if isinstance(v, Primitive)}
 
-
-_mark_complex(table())
 
 
 __all__ = [name for name, v in list(globals().items()) if isinstance(v, Primitive)] + [

@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, DiffkitError, Primitive, bind, primal
+from . import lowering as low
+from . import patterns, series
 
 
 def _comparison(name: str, ufunc: np.ufunc) -> Primitive:
-    return Primitive(name, ufunc, broadcasts=True, ufunc=ufunc)
+    return Primitive(name, ufunc, broadcasts=True, ufunc=ufunc, lower=low.infix(name))
 
 
 greater = _comparison("greater", np.greater)
@@ -52,7 +54,11 @@ select = Primitive(
          lambda y_dot, z, c, x, y: select(c, 0.0, y_dot)),
     vjp=(None, lambda z_bar, z, c, x, y: select(c, z_bar, 0.0),
          lambda z_bar, z, c, x, y: select(c, 0.0, z_bar)),
-    broadcasts=True, array_api="where",
+    broadcasts=True, array_api="where", linear=True,
+    lower=low.Lowering(lambda c, a, b: low.apply("select", c, a, b), "np.where({0}, {1}, {2})"),
+    sparsity=patterns.select,
+    taylor=series.linear(fixed=(0,)),
+    complex=True,
 )
 
 

@@ -102,4 +102,6 @@ einsum = Primitive(  # symbolic: numpy's einsum works on arrays of sympy express
     "einsum", _einsum,
     jvp=Each(_jvp), vjp=Each(_vjp), saves=("xs",), batch=_batch,
     array_api=lambda xp, *xs, subs: xp.einsum(subs, *xs),
+    kind="contraction",
+    complex=True,
 )

@@ -108,6 +108,7 @@ eig = Primitive(  # packed: row 0 the eigenvalues (LAPACK's order), rows 1.. the
     "eig", _eig, jvp=(_eig_jvp,), vjp=(_eig_vjp,), saves=("y",),
     sympy=_refuse("eig", " (eigenvalues are roots of a polynomial)"),
     array_api=lambda xp, a: _packed(xp, *xp.linalg.eig(a)),
+    complex=True,
 )
 
 

@@ -20,19 +20,23 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, NotApplicable, Primitive, primal, shape
+from . import lowering as low
+from . import patterns, series
 from .compare import mask, select
 from .structure import align
 
 
 def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], saves: str,
-          sympy: Callable[..., Any], array_api: str | Callable | None = None) -> Primitive:
-    """A unary elementwise primitive from its derivative ``d(y, x)``, which reads ``saves``."""
+          sympy: Callable[..., Any], array_api: str | Callable | None = None,
+          **facts: Any) -> Primitive:
+    """A unary elementwise primitive from its derivative ``d(y, x)``, which reads ``saves``;
+    ``facts`` are the entry's other fields (``lower=``, ``taylor=`` …)."""
     return Primitive(
         name, impl,
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
         vjp=(lambda y_bar, y, x: y_bar * d(y, x),),
         saves=(saves,), sympy=sympy, broadcasts=True,
-        ufunc=impl if isinstance(impl, np.ufunc) else None, array_api=array_api,
+        ufunc=impl if isinstance(impl, np.ufunc) else None, array_api=array_api, **facts,
     )
 
 
@@ -57,13 +61,21 @@ def _zero(y: Any, x: Any) -> np.ndarray:
     return np.zeros(shape(y))
 
 
-exp = unary("exp", np.exp, lambda y, x: y, "y", lambda sp, x: sp.exp(x))
-log = unary("log", np.log, lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x))
-log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x))
-sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, "y", lambda sp, x: sp.sqrt(x))
-sin = unary("sin", np.sin, lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x))
-cos = unary("cos", np.cos, lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x))
-tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x))
+exp = unary("exp", np.exp, lambda y, x: y, "y", lambda sp, x: sp.exp(x), lower=low.libm("exp"),
+            taylor=series.ode(np.exp, lambda y, m: y[m]), complex=True)
+log = unary("log", np.log, lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x),
+            lower=low.libm("log"), taylor=series.log, complex=True)
+log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x),
+              lower=low.libm("log1p"), complex=True)
+sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, "y", lambda sp, x: sp.sqrt(x),
+             lower=low.libm("sqrt"), taylor=series.sqrt, complex=True)
+sin = unary("sin", np.sin, lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x), lower=low.libm("sin"),
+            taylor=series.pair(np.sin, np.cos, -1.0, 0), complex=True)
+cos = unary("cos", np.cos, lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x),
+            lower=low.libm("cos"), taylor=series.pair(np.sin, np.cos, -1.0, 1), complex=True)
+tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x),
+            lower=low.libm("tan"),
+            taylor=series.ode(np.tan, lambda y, m: (m == 0) + series.square(y, m)), complex=True)
 
 
 def _one_minus_square(x: Any) -> Any:
@@ -76,9 +88,9 @@ def _one_minus_square(x: Any) -> Any:
 
 
 arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(_one_minus_square(x)), "x",
-               lambda sp, x: sp.asin(x), "asin")
+               lambda sp, x: sp.asin(x), "asin", lower=low.libm("asin"), complex=True)
 arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(_one_minus_square(x)), "x",
-               lambda sp, x: sp.acos(x), "acos")
+               lambda sp, x: sp.acos(x), "acos", lower=low.libm("acos"), complex=True)
 
 
 def _darctan(x: Any) -> Any:
@@ -92,9 +104,11 @@ def _darctan(x: Any) -> Any:
 
 
 arctan = unary("arctan", np.arctan, lambda y, x: _darctan(x), "x", lambda sp, x: sp.atan(x),
-               "atan")
-sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x))
-cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x))
+               "atan", lower=low.libm("atan"), complex=True)
+sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x),
+             lower=low.libm("sinh"), taylor=series.pair(np.sinh, np.cosh, 1.0, 0), complex=True)
+cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x),
+             lower=low.libm("cosh"), taylor=series.pair(np.sinh, np.cosh, 1.0, 1), complex=True)
 
 
 def _dtanh(x: Any, y: Any) -> Any:
@@ -111,13 +125,18 @@ def _dtanh(x: Any, y: Any) -> Any:
     return select(mask(np.less, a, 0.625), 1.0 - y * y, 4.0 * e / (u * u))
 
 
-tanh = unary("tanh", np.tanh, lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x))
+tanh = unary("tanh", np.tanh, lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x),
+             lower=low.libm("tanh"),
+             taylor=series.ode(np.tanh, lambda y, m: (m == 0) - series.square(y, m)), complex=True)
 # sigmoid'(x) = tanh'(x/2) / 4 (sigmoid(x) = (1 + tanh(x/2)) / 2): the same two branches, so
 # no digit is lost where sigmoid rounds to 1 (y (1 - y) is 0 there, x > 37) nor in the second
 # derivative near 0 (sigmoid(x) sigmoid(-x), differentiated, subtracts two numbers near 1/8)
 sigmoid = unary("sigmoid", _sigmoid, lambda y, x: 0.25 * _dtanh(0.5 * x, tanh(0.5 * x)), "x",
-                lambda sp, x: 1 / (1 + sp.exp(-x)), lambda xp, x: 1.0 / (1.0 + xp.exp(-x)))
-sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x))
+                lambda sp, x: 1 / (1 + sp.exp(-x)), lambda xp, x: 1.0 / (1.0 + xp.exp(-x)),
+                lower=low.Lowering(low.sigmoid, ulps=low.SIMD_ULPS["exp"] + 1),
+                taylor=series.ode(_sigmoid, lambda y, m: y[m] - series.square(y, m)), complex=True)
+sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x), lower=low.Lowering(low.sign),
+             zero_derivative=True)
 
 neg = Primitive(
     "neg", operator.neg,
@@ -125,6 +144,9 @@ neg = Primitive(
     vjp=(lambda y_bar, y, x: -y_bar,),
     saves=("",),
     sympy=lambda sp, x: -x, broadcasts=True, ufunc=np.negative, array_api="negative",
+    lower=low.infix("neg"),
+    linear=True,
+    complex=True,
 )
 add = Primitive(
     "add", operator.add,
@@ -132,6 +154,9 @@ add = Primitive(
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: z_bar),
     saves=("", ""),
     sympy=lambda sp, x, y: x + y, broadcasts=True, ufunc=np.add,
+    lower=low.infix("add"),
+    linear=True,
+    complex=True,
 )
 sub = Primitive(
     "sub", operator.sub,
@@ -139,6 +164,9 @@ sub = Primitive(
     vjp=(lambda z_bar, z, x, y: z_bar, lambda z_bar, z, x, y: -z_bar),
     saves=("", ""),
     sympy=lambda sp, x, y: x - y, broadcasts=True, ufunc=np.subtract, array_api="subtract",
+    lower=low.infix("sub"),
+    linear=True,
+    complex=True,
 )
 mul = Primitive(
     "mul", operator.mul,
@@ -146,6 +174,9 @@ mul = Primitive(
     vjp=(lambda z_bar, z, x, y: z_bar * y, lambda z_bar, z, x, y: x * z_bar),
     saves=("y", "x"),
     sympy=lambda sp, x, y: x * y, broadcasts=True, ufunc=np.multiply, array_api="multiply",
+    lower=low.infix("mul"),
+    taylor=series.product,
+    complex=True,
 )
 div = Primitive(
     "div", np.true_divide,
@@ -153,6 +184,9 @@ div = Primitive(
     vjp=(lambda z_bar, z, x, y: z_bar / y, lambda z_bar, z, x, y: -z_bar * z / y),
     saves=("y", "z y"),
     sympy=lambda sp, x, y: x / y, broadcasts=True, ufunc=np.true_divide, array_api="divide",
+    lower=low.infix("div"),
+    taylor=series.quotient,
+    complex=True,
 )
 
 
@@ -183,6 +217,9 @@ power = Primitive(
          lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x)),
     saves=("x y", "z x"),
     sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, array_api="pow",
+    lower=low.Lowering(low.power, "{0} ** {1}", ulps=low.SIMD_ULPS["pow"]),
+    taylor=series.power,
+    complex=True,
 )
 
 
@@ -197,6 +234,9 @@ maximum = Primitive(
     vjp=(lambda z_bar, z, x, y: z_bar * _share(x, y), lambda z_bar, z, x, y: z_bar * _share(y, x)),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.Max(x, y), broadcasts=True, ufunc=np.maximum,
+    lower=low.Lowering(low.extremum("greater")),
+    sparsity=patterns.extremum(np.greater),
+    complex=True,
 )
 minimum = Primitive(
     "minimum", np.minimum,
@@ -204,6 +244,9 @@ minimum = Primitive(
     vjp=(lambda z_bar, z, x, y: z_bar * _share(y, x), lambda z_bar, z, x, y: z_bar * _share(x, y)),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.Min(x, y), broadcasts=True, ufunc=np.minimum,
+    lower=low.Lowering(low.extremum("less")),
+    sparsity=patterns.extremum(np.less),
+    complex=True,
 )
 
 
@@ -228,6 +271,10 @@ where = Primitive(
     sympy=lambda sp, x, y, *, cond: sp.Piecewise((x, cond), (y, True)), broadcasts=True,
     batch=lambda args, batched, size, *, cond: _where_batch(args, batched, size, cond),
     array_api=lambda xp, x, y, *, cond: xp.where(xp.asarray(cond), x, y),
+    lower="its condition is a constant mask (a parameter, not an operand); a traced "
+          "condition becomes select, which fuses",
+    linear=True, sparsity=patterns.where,
+    complex=True,
 )
 
 
@@ -249,12 +296,13 @@ def no_closed_form(name: str) -> Callable[..., Any]:
 LN2 = float(np.log(2.0))
 
 cbrt = unary("cbrt", np.cbrt, lambda y, x: 1.0 / (3.0 * y * y), "y", lambda sp, x: sp.real_root(x, 3),
-             lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0))
+             lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0), lower=low.libm("cbrt"))
 exp2 = unary("exp2", np.exp2, lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
-             lambda xp, x: xp.pow(2.0, x))
+             lambda xp, x: xp.pow(2.0, x), lower=low.libm("exp2"), complex=True)
 # (expm1' = exp(x), not y + 1: y + 1 is 1 + (a number near -1) for x < 0, every digit lost
 # by x = -37)
-expm1 = unary("expm1", np.expm1, lambda y, x: exp(x), "x", lambda sp, x: sp.exp(x) - 1)
+expm1 = unary("expm1", np.expm1, lambda y, x: exp(x), "x", lambda sp, x: sp.exp(x) - 1,
+              lower=low.libm("expm1"), complex=True)
 
 
 def _hypot1(x: Any) -> Any:
@@ -265,11 +313,11 @@ def _hypot1(x: Any) -> Any:
 # (hypot(x, 1) and sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 + 1) and sqrt(x^2 - 1): x^2 overflows
 # beyond 1.3e154, and rounds before the difference is taken near x = 1)
 arcsinh = unary("arcsinh", np.arcsinh, lambda y, x: 1.0 / _hypot1(x), "x",
-                lambda sp, x: sp.asinh(x), "asinh")
+                lambda sp, x: sp.asinh(x), "asinh", lower=low.libm("asinh"), complex=True)
 arccosh = unary("arccosh", np.arccosh, lambda y, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)), "x",
-                lambda sp, x: sp.acosh(x), "acosh")
+                lambda sp, x: sp.acosh(x), "acosh", lower=low.libm("acosh"), complex=True)
 arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / _one_minus_square(x), "x",
-                lambda sp, x: sp.atanh(x), "atanh")
+                lambda sp, x: sp.atanh(x), "atanh", lower=low.libm("atanh"), complex=True)
 
 
 # d sinc/dx = sum_n (-1)^n 2n pi^2n x^(2n-1) / (2n+1)!, n = 1..8: used for |x| < 0.15, where
@@ -321,7 +369,8 @@ def _choose(cond: Any, a: Any, b: Any) -> Any:
 
 
 sinc = unary("sinc", _sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
-             lambda xp, x: xp.where(x == 0, 1.0, xp.sin(np.pi * x) / (np.pi * xp.where(x == 0, 1.0, x))))
+             lambda xp, x: xp.where(x == 0, 1.0, xp.sin(np.pi * x) / (np.pi * xp.where(x == 0, 1.0, x))),
+             lower=low.Lowering(low.sinc))
 
 
 @functools.cache
@@ -331,10 +380,12 @@ def flat(sp: Any, name: str) -> Any:
     return type(name, (getattr(sp, name),), {"fdiff": lambda self, argindex=1: sp.S.Zero})
 
 
-floor = unary("floor", np.floor, _zero, "", lambda sp, x: flat(sp, "floor")(x))
-ceil = unary("ceil", np.ceil, _zero, "", lambda sp, x: flat(sp, "ceiling")(x))
+floor = unary("floor", np.floor, _zero, "", lambda sp, x: flat(sp, "floor")(x),
+              lower=low.libm("floor"), zero_derivative=True)
+ceil = unary("ceil", np.ceil, _zero, "", lambda sp, x: flat(sp, "ceiling")(x),
+             lower=low.libm("ceil"), zero_derivative=True)
 rint = unary("rint", np.rint, _zero, "", no_closed_form("rint"),
-             lambda xp, x: xp.round(x))
+             lambda xp, x: xp.round(x), lower=low.libm("rint"), zero_derivative=True)
 
 
 def _floor_div(x: Any, y: Any) -> Any:
@@ -357,6 +408,7 @@ mod = Primitive(  # numpy's mod / remainder: x - floor(x / y) y, the sign of y
     saves=("", "x y"),
     sympy=lambda sp, x, y: _sympy_mod(sp)(x, y), broadcasts=True, ufunc=np.mod,
     array_api="remainder",
+    lower=low.Lowering(low.mod),
 )
 
 
@@ -371,6 +423,7 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
     saves=("", "x y"),
     sympy=lambda sp, x, y: x - y * sp.sign(x) * sp.sign(y) * flat(sp, "floor")(sp.Abs(x) / sp.Abs(y)),
     broadcasts=True, ufunc=np.fmod, array_api=lambda xp, x, y: x - y * xp.trunc(x / y),
+    lower=low.libm("fmod"),
 )
 
 
@@ -393,6 +446,7 @@ arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b
          lambda z_bar, z, a, b: -z_bar * _over_square(a, a, b)),
     saves=("a b", "a b"),
     sympy=lambda sp, a, b: sp.atan2(a, b), broadcasts=True, ufunc=np.arctan2, array_api="atan2",
+    lower=low.libm("atan2"),
 )
 
 
@@ -417,6 +471,7 @@ hypot = Primitive(
          lambda z_bar, z, x, y: z_bar * _hypot_share(y, x, z)),
     saves=("z x y", "z x y"),
     sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2), broadcasts=True, ufunc=np.hypot,
+    lower=low.libm("hypot"),
 )
 
 
@@ -440,6 +495,7 @@ logaddexp = Primitive(
          lambda z_bar, z, x, y: z_bar * sigmoid(y - x)),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)), broadcasts=True, ufunc=np.logaddexp,
+    lower=low.Lowering(low.logaddexp(False), ulps=2, at_least=1.0),
 )
 logaddexp2 = Primitive(
     "logaddexp2", np.logaddexp2,
@@ -450,6 +506,7 @@ logaddexp2 = Primitive(
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
     array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,
+    lower=low.Lowering(low.logaddexp(True), ulps=2, at_least=1.0),
 )
 
 
@@ -482,6 +539,9 @@ real = Primitive(
     jvp=(lambda x_dot, y, x: real(x_dot),),
     vjp=(lambda y_bar, y, x: y_bar,),  # (y_bar + 0i: a real adjoint of a complex x)
     saves=("",), sympy=lambda sp, x: sp.re(x), broadcasts=True,
+    lower=low.COMPLEX,
+    linear=True,
+    complex=True,
 )
 _MINUS_I = np.complex128(-1j)  # (a numpy scalar: a constant any interpreter takes)
 imag = Primitive(
@@ -489,12 +549,18 @@ imag = Primitive(
     jvp=(lambda x_dot, y, x: imag(x_dot),),
     vjp=(lambda y_bar, y, x: y_bar * _MINUS_I if is_complex(x) else 0.0 * y_bar,),
     saves=("",), sympy=lambda sp, x: sp.im(x), broadcasts=True,  # (a kept input keeps its dtype)
+    lower=low.COMPLEX,
+    linear=True,
+    complex=True,
 )
 conj = Primitive(
     "conj", np.conjugate,
     jvp=(lambda x_dot, y, x: conj(x_dot),),
     vjp=(lambda y_bar, y, x: to_input(x, conj(y_bar)),),
     saves=("",), sympy=lambda sp, x: sp.conjugate(x), broadcasts=True, ufunc=np.conjugate,
+    lower=low.COMPLEX,
+    linear=True,
+    complex=True,
 )
 
 
@@ -516,4 +582,6 @@ def _dabs_bar(y_bar: Any, y: Any, x: Any) -> Any:
 abs = Primitive(  # noqa: A001
     "abs", np.abs, jvp=(_dabs_dot,), vjp=(_dabs_bar,), saves=("x",),
     sympy=lambda sp, x: sp.Abs(x), broadcasts=True, ufunc=np.abs,
+    lower=low.libm("fabs"),
+    complex=True,
 )

@@ -35,12 +35,16 @@ fft = Primitive(  # the DFT over ``axes`` (negative ints)
     jvp=(lambda x_dot, y, x, *, axes: fft(x_dot, axes=axes),),
     vjp=(lambda y_bar, y, x, *, axes: to_input(x, fft(y_bar, axes=axes)),),
     saves=("",), sympy=no_closed_form("fft"), array_api=_fft_api("fftn"),
+    linear=True,
+    complex=True,
 )
 ifft = Primitive(  # the inverse DFT over ``axes``, divided by their sizes
     "ifft", lambda x, *, axes: np.fft.ifftn(x, axes=axes),
     jvp=(lambda x_dot, y, x, *, axes: ifft(x_dot, axes=axes),),
     vjp=(lambda y_bar, y, x, *, axes: to_input(x, ifft(y_bar, axes=axes)),),
     saves=("",), sympy=no_closed_form("ifft"), array_api=_fft_api("ifftn"),
+    linear=True,
+    complex=True,
 )
 
 
@@ -60,6 +64,7 @@ rfft = Primitive(  # the DFT of real x along ``axis``, frequencies 0 .. n // 2
     vjp=(lambda y_bar, y, x, *, axis: real(fft(_pad(y_bar, axis, shape(x)[axis]), axes=(axis,))),),
     saves=("",), sympy=no_closed_form("rfft"),
     array_api=lambda xp, x, *, axis: xp.fft.rfft(x, axis=axis),
+    linear=True,
 )
 
 
@@ -85,6 +90,8 @@ irfft = Primitive(  # real signal of length n along ``axis`` from its half spect
     vjp=(_irfft_vjp,),
     saves=("",), sympy=no_closed_form("irfft"),
     array_api=lambda xp, x, *, axis, n: xp.fft.irfft(x, n=n, axis=axis),
+    linear=True,
+    complex=True,
 )
 
 __all__ = ["fft", "ifft", "irfft", "rfft"]

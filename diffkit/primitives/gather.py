@@ -87,6 +87,7 @@ gather = Primitive(
     vjp=(lambda y_bar, y, x, *arrays, idx: scatter(y_bar, *arrays, idx=idx, shape=shape_of(x)),),
     saves=("arrays",), batch=_gather_batch,
     array_api=lambda xp, x, *arrays, idx: x[_fill(idx, arrays)],
+    complex=True,
 )
 
 scatter = Primitive(
@@ -94,5 +95,6 @@ scatter = Primitive(
     jvp=(lambda v_dot, y, v, *arrays, idx, shape: scatter(v_dot, *arrays, idx=idx, shape=shape),),
     vjp=(lambda y_bar, y, v, *arrays, idx, shape: gather(y_bar, *arrays, idx=idx),),
     saves=("arrays",), batch=_scatter_batch,
+    complex=True,
 )
 

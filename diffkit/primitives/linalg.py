@@ -17,6 +17,8 @@ from ..core import DiffkitError, NotApplicable, Primitive, ndim, primal, shape
 from .contraction import einsum
 from .reductions import sum_to
 from .elementwise import conj, is_complex, real, where
+from .lowering import LibraryCall
+from . import patterns, series
 from .structure import align, concatenate, getitem, reshape, transpose
 
 
@@ -61,7 +63,12 @@ matmul = Primitive(
     "matmul", _matmul,
     jvp=(lambda x_dot, z, x, y: matmul(x_dot, y), lambda y_dot, z, x, y: matmul(x, y_dot)),
     vjp=(lambda z_bar, z, x, y: matmul(z_bar, _mT(y)), lambda z_bar, z, x, y: matmul(_mT(x), z_bar)),
-    saves=("y", "x"), broadcasts=True,  # symbolic: numpy matmul works on object arrays of expressions
+    saves=("y", "x"), broadcasts=True,  # symbolic: numpy matmul works on object arrays of expressions,
+    library=LibraryCall("{0} @ {1}", when=lambda x, y: len(x) == len(y) == 2),
+    kind="contraction",
+    sparsity=patterns.matmul,
+    taylor=series.bilinear,
+    complex=True,
 )
 
 
@@ -111,6 +118,7 @@ inv = Primitive(
     saves=("y",),
     sympy=_per_matrix(lambda sp, m: m.inv()),
     array_api=lambda xp, x: xp.linalg.inv(x),
+    complex=True,
 )
 
 
@@ -164,6 +172,7 @@ adjugate = Primitive(
     vjp=(_adjugate_vjp,),
     saves=("y a",),
     sympy=_per_matrix(lambda sp, m: m.adjugate()),
+    complex=True,
 )
 
 
@@ -174,6 +183,7 @@ det = Primitive(  # d det(x) = tr(adj(x) x_dot), adj(x) = det(x) x^-1 where x is
     saves=("x",),
     sympy=_per_matrix(lambda sp, m: m.det()),
     array_api=lambda xp, x: xp.linalg.det(x),
+    complex=True,
 )
 logabsdet = Primitive(  # log |det x|, the second half of numpy's slogdet
     "logabsdet", lambda x: np.linalg.slogdet(x)[1],
@@ -182,6 +192,7 @@ logabsdet = Primitive(  # log |det x|, the second half of numpy's slogdet
     saves=("x",),
     sympy=_per_matrix(lambda sp, m: sp.log(sp.Abs(m.det()))),
     array_api=lambda xp, x: xp.linalg.slogdet(x)[1],
+    complex=True,
 )
 
 
@@ -205,6 +216,7 @@ solve = Primitive(  # a y = b, b a stack of matrices (diffkit.numpy promotes a v
     batch=lambda args, batched, size: solve(*align(args, batched, size)),
     sympy=_per_matrix(lambda sp, a, b: a.LUsolve(b)),
     array_api=lambda xp, a, b: xp.linalg.solve(a, b),
+    complex=True,
 )
 
 
@@ -248,6 +260,7 @@ cholesky = Primitive(  # x = y y^T, y lower triangular; x symmetric positive def
     sympy=_per_matrix(lambda sp, m: sp.Matrix(m.rows, m.cols, lambda i, j: m[max(i, j), min(i, j)])
                       .cholesky(hermitian=False)),
     array_api=lambda xp, x: xp.linalg.cholesky(x),
+    complex=True,
 )
 
 
@@ -293,6 +306,7 @@ eigh = Primitive(  # packed: row 0 the eigenvalues (ascending), rows 1.. the eig
     sympy=_refuse("eigh", " (eigenvalues are roots of a polynomial)"),
     array_api=lambda xp, x: xp.concat([xp.linalg.eigh(x)[0][..., None, :], xp.linalg.eigh(x)[1]],
                                       axis=-2),
+    complex=True,
 )
 
 
@@ -391,6 +405,7 @@ svd = Primitive(  # packed: row j holds u[:, j], s_j and vh[j, :] (shape (..., k
     "svd", _svd, jvp=(_svd_jvp,), vjp=(_svd_vjp,), saves=("y x",),
     sympy=_refuse("svd", " (singular values are roots of a polynomial)"),
     array_api=lambda xp, x: _svd_api(xp, *xp.linalg.svd(x, full_matrices=False)),
+    complex=True,
 )
 
 
@@ -445,4 +460,5 @@ qr = Primitive(  # packed: q (..., m, n) on top of r (..., n, n); m >= n
     "qr", _qr, jvp=(_qr_jvp,), vjp=(_qr_vjp,), saves=("y x",),
     sympy=_refuse("qr", " (SymPy's Gram-Schmidt signs differ from LAPACK's)"),
     array_api=lambda xp, x: xp.concat(list(xp.linalg.qr(x)), axis=-2),
+    complex=True,
 )

@@ -1,29 +1,32 @@
-"""Lowering rules: how each elementwise primitive computes, written once for every target.
+"""Lowering: how an elementwise primitive computes on one number, for every target.
 
 The compiler has several targets: fused loops (LLVM IR and Numba), the scalar tape VM,
 plain Python floats for a scalar program, and numpy source for the unfused program.
-Each reads this one registry, so they cannot drift apart:
+Each reads the primitive's own ``lower`` field (a :class:`Lowering`), so they cannot drift
+apart; this module holds the vocabulary the entries are written with:
 
 * ``formula`` — the primitive on *one number*, as an expression tree over a small set of
   scalar operations (:data:`OPS`: arithmetic, comparisons, ``select`` and the C library's
   math functions). It is the same formula as the primitive's numpy implementation, step
   for step (``sigmoid`` is ``e = exp(-|x|)``, then ``1 / (1 + e)`` or ``e / (1 + e)`` by the
-  sign of x, on both sides), so a fused kernel
-  gives the unfused program's numbers: bit for bit where numpy's loop calls the C library,
-  within :attr:`Lowering.ulps` where numpy has its own vectorized routine (see ``ulps``).
+  sign of x, on both sides), so a fused kernel gives the unfused program's numbers: bit
+  for bit where numpy's loop calls the C library, within :attr:`Lowering.ulps` where numpy
+  has its own vectorized routine (see ``ulps``).
 * ``numpy`` — how generated numpy code writes it (``{0} + {1}``); by default the
-  primitive's ufunc (``np.sin({0})``), else a call of its implementation. Structural
-  primitives numpy spells itself (``x[1:]``, ``a @ b``) are in :data:`LIBRARY`.
+  primitive's ufunc (``np.sin({0})``), else a call of its implementation. A structural
+  primitive numpy spells itself (``x[1:]``, ``a @ b``) has a :class:`LibraryCall` in its
+  ``library`` field.
 
-An elementwise primitive without a formula is in :data:`NOT_LOWERED` with the reason: it
-stays a library call between kernels (and a scalar program using it runs on plain
-floats). ``tests/test_lowering.py`` checks every entry, fused against unfused, and fails
-for an elementwise primitive that is in neither table.
+An elementwise primitive without a formula has the reason as its ``lower`` (text, e.g.
+:data:`SCIPY`): it stays a library call between kernels (and a scalar program using it
+runs on plain floats). ``tests/test_lowering.py`` checks every entry, fused against
+unfused, and fails for an elementwise primitive with neither.
 
+>>> from diffkit.primitives import power as power_primitive, sigmoid as sigmoid_primitive
 >>> x = ScalarExpr.arg(0)
->>> print(LOWERING["sigmoid"].formula(x))
+>>> print(sigmoid_primitive.lower.formula(x))
 div(select(greater_equal(x0, 0.0), 1.0, exp(neg(fabs(x0)))), add(1.0, exp(neg(fabs(x0)))))
->>> print(LOWERING["power"].formula(x, ScalarExpr.const(2)))
+>>> print(power_primitive.lower.formula(x, ScalarExpr.const(2)))
 mul(x0, x0)
 """
 
@@ -169,28 +172,17 @@ class LibraryCall:
     when: Callable[..., bool] | None = None
 
 
-#: the structural primitives numpy spells itself (each a library call between kernels)
-LIBRARY: dict[str, LibraryCall] = {
-    "getitem": LibraryCall("{0}[{idx}]"),
-    "reshape": LibraryCall("np.reshape({0}, {shape})"),
-    "transpose": LibraryCall("np.transpose({0}, {axes})"),
-    "broadcast_to": LibraryCall("np.broadcast_to({0}, {shape})"),
-    "sum": LibraryCall("np.sum({0}, axis={axis}, keepdims={keepdims})"),
-    # (a stack of matrices: matmul's implementation makes it one product)
-    "matmul": LibraryCall("{0} @ {1}", when=lambda x, y: len(x) == len(y) == 2),
-}
-
-
-def numpy_call(name: str, ufunc: Any) -> str | None:
-    """The numpy source template of a primitive (``{0}`` its first operand), or None:
-    generated code calls its implementation."""
-    rule = LOWERING.get(name)
-    if rule is not None and rule.numpy:
+def numpy_call(prim: Any) -> str | None:
+    """The numpy source template of an elementwise primitive (``{0}`` its first operand),
+    or None: generated code calls its implementation."""
+    rule = prim.lower
+    if isinstance(rule, Lowering) and rule.numpy:
         return rule.numpy
-    return None if ufunc is None else "np." + ufunc.__name__ + "({args})"
+    return None if prim.ufunc is None else "np." + prim.ufunc.__name__ + "({args})"
 
 
-# ------------------------------------------------------------------------ the registry
+# ------------------------------------------------------------------------ the formulas
+# (each elementwise primitive names its own in its entry: ``lower=libm("sin")`` ...)
 # numpy computes these float64 functions with its own SIMD routines on CPUs with AVX-512
 # (numpy >= 1.22; bit for bit with the C library elsewhere), kernels call the C library
 # (on the LLVM route, exp/log/log1p/tanh are compiler.vector_math's, within 1 ulp of it).
@@ -201,12 +193,18 @@ SIMD_ULPS = {"exp": 2, "log": 2, "tan": 2, "tanh": 3, "sinh": 2, "cosh": 2, "asi
              "exp2": 2, "cbrt": 4, "pow": 2, "atan2": 2, "hypot": 2}
 
 
-def _library(c: str) -> Lowering:
+def libm(c: str) -> Lowering:
     """A C library function, as numpy's ``np.<name>`` ufunc computes it."""
     return Lowering(lambda *x: apply(c, *x), ulps=SIMD_ULPS.get(c, 0))
 
 
-def _power(x: ScalarExpr, y: ScalarExpr) -> ScalarExpr:
+def infix(op: str) -> Lowering:
+    """An arithmetic operator or a comparison of :data:`OPS`, spelled infix by numpy code."""
+    spelled = f"{OPS[op].symbol}{{0}}" if OPS[op].arity == 1 else f"{{0}} {OPS[op].symbol} {{1}}"
+    return Lowering(lambda *x: apply(op, *x), spelled)
+
+
+def power(x: ScalarExpr, y: ScalarExpr) -> ScalarExpr:
     """numpy's ``x ** y`` takes a shortcut for the exponents 2, 0.5 and -1 (square,
     sqrt, reciprocal); the rest is ``pow``."""
     if y.is_const(2):
@@ -218,20 +216,20 @@ def _power(x: ScalarExpr, y: ScalarExpr) -> ScalarExpr:
     return apply("pow", x, y)
 
 
-def _sign(x: ScalarExpr) -> ScalarExpr:
+def sign(x: ScalarExpr) -> ScalarExpr:
     """numpy's sign: 1, -1, 0 for either zero, NaN for NaN."""
     return apply("select", apply("greater", x, 0.0), 1.0, apply(
         "select", apply("less", x, 0.0), -1.0, apply("select", apply("equal", x, 0.0), 0.0, x)))
 
 
-def _extremum(compare: str) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
+def extremum(compare: str) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
     """numpy's maximum / minimum: NaN wins on either side; at a tie the second (as its
     SIMD loop, x86's ``maxpd``: ``maximum(0.0, -0.0)`` is ``-0.0``)."""
     return lambda a, b: apply("select", apply("not_equal", a, a), a,
                               apply("select", apply(compare, a, b), a, b))
 
 
-def _mod(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr:
+def mod(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr:
     """numpy's remainder (``npy_remainder``): fmod, then the sign of the divisor."""
     m = apply("fmod", a, b)
     negative, shifted = apply("less", m, 0.0), m + b
@@ -244,7 +242,7 @@ def _mod(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr:
 LOGE2, LOG2E = 0.6931471805599453, 1.4426950408889634
 
 
-def _logaddexp(base2: bool) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
+def logaddexp(base2: bool) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
     """numpy's logaddexp(2): the larger plus log1p of the smaller's share, ``x + log 2`` at
     a tie (so that inf + inf stays inf)."""
     def rule(x: ScalarExpr, y: ScalarExpr) -> ScalarExpr:
@@ -259,7 +257,7 @@ def _logaddexp(base2: bool) -> Callable[[ScalarExpr, ScalarExpr], ScalarExpr]:
     return rule
 
 
-def _sinc(x: ScalarExpr) -> ScalarExpr:
+def sinc(x: ScalarExpr) -> ScalarExpr:
     """sinc as its implementation computes it (``elementwise._sinc``): numpy's 1e-20 for
     x = 0, then ``sin(pi (y - n)) (1 - 2 |fmod(n, 2)|) / (pi y)`` with ``n = rint(y)``."""
     y = apply("select", apply("equal", x, 0.0), 1.0e-20, x)
@@ -268,67 +266,17 @@ def _sinc(x: ScalarExpr) -> ScalarExpr:
     return apply("sin", 3.141592653589793 * (y - n)) * parity / (3.141592653589793 * y)
 
 
-def _sigmoid(x: ScalarExpr) -> ScalarExpr:
+def sigmoid(x: ScalarExpr) -> ScalarExpr:
     """numpy's sigmoid (``elementwise._sigmoid``, as scipy.special.expit): e = exp(-|x|), then
     1 / (1 + e) for x >= 0 and e / (1 + e) below; e is one subtree (computed once)."""
     e = apply("exp", -apply("fabs", x))
     return apply("select", apply("greater_equal", x, 0.0), 1.0, e) / (1.0 + e)
 
 
-def _compare(op: str) -> Lowering:
-    return Lowering(lambda a, b: apply(op, a, b), "{0} " + OPS[op].symbol + " {1}")
-
-
-LOWERING: dict[str, Lowering] = {
-    "add": Lowering(lambda a, b: a + b, "{0} + {1}"),
-    "sub": Lowering(lambda a, b: a - b, "{0} - {1}"),
-    "mul": Lowering(lambda a, b: a * b, "{0} * {1}"),
-    "div": Lowering(lambda a, b: a / b, "{0} / {1}"),
-    "neg": Lowering(lambda a: -a, "-{0}"),
-    "power": Lowering(_power, "{0} ** {1}", ulps=SIMD_ULPS["pow"]),
-    "abs": _library("fabs"),
-    "sign": Lowering(_sign),
-    "maximum": Lowering(_extremum("greater")),
-    "minimum": Lowering(_extremum("less")),
-    "select": Lowering(lambda c, a, b: apply("select", c, a, b), "np.where({0}, {1}, {2})"),
-    **{name: _compare(name) for name in ("greater", "greater_equal", "less", "less_equal",
-                                         "equal", "not_equal")},
-    # (exp's bound and one more: the quotient passes e's error on at most once, and its
-    # rounding may fall either way)
-    "sigmoid": Lowering(_sigmoid, ulps=SIMD_ULPS["exp"] + 1),
-    **{name: _library(c) for name, c in {
-        "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log",
-        "sqrt": "sqrt", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "arcsin": "asin",
-        "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
-        "arctanh": "atanh", "log1p": "log1p", "expm1": "expm1", "exp2": "exp2",
-        "cbrt": "cbrt", "floor": "floor", "ceil": "ceil", "rint": "rint",
-        "arctan2": "atan2", "hypot": "hypot", "fmod": "fmod"}.items()},
-    "mod": Lowering(_mod),
-    # (fused, log1p and exp are compiler.vector_math's: within 1 ulp of the C library's; the
-    # sum x + log1p(..) carries their absolute error, up to that of a value of 1)
-    "logaddexp": Lowering(_logaddexp(False), ulps=2, at_least=1.0),
-    "logaddexp2": Lowering(_logaddexp(True), ulps=2, at_least=1.0),
-    "sinc": Lowering(_sinc),
-}
-
-_SCIPY = ("scipy.special's own routine (Cephes, Boost): no C library function gives its "
+SCIPY = ("scipy.special's own routine (Cephes, Boost): no C library function gives its "
           "values, so it stays one vectorized scipy call between kernels")
-_COMPLEX = "complex values: kernels compute on real numbers (float64, float32, integers)"
+COMPLEX = "complex values: kernels compute on real numbers (float64, float32, integers)"
 
-#: elementwise primitives a kernel does not compute, and why
-NOT_LOWERED: dict[str, str] = {
-    "where": "its condition is a constant mask (a parameter, not an operand); a traced "
-             "condition becomes select, which fuses",
-    "real": _COMPLEX, "imag": _COMPLEX, "conj": _COMPLEX,
-    **dict.fromkeys(("erf", "erfc", "erfcx", "erfinv", "erfcinv", "gamma", "gammaln",
-                     "rgamma", "beta", "betaln", "logit", "log_ndtr", "ndtri", "spence",
-                     "xlogy", "xlog1py", "polygamma", "betainc", "gammainc", "gammaincc",
-                     "gammainc_da", "iv", "ive", "jv", "yv", "zeta"), _SCIPY),
-}
-
-#: primitives that broadcast their operands without being elementwise
-NOT_ELEMENTWISE = {"matmul"}
-
-
-__all__ = ["LIBRARY", "LOWERING", "NOT_ELEMENTWISE", "NOT_LOWERED", "OPS", "LibraryCall",
-           "Lowering", "Op", "ScalarExpr", "apply", "numpy_call"]
+__all__ = ["COMPLEX", "OPS", "SCIPY", "SIMD_ULPS", "LibraryCall", "Lowering", "Op",
+           "ScalarExpr", "apply", "extremum", "infix", "libm", "logaddexp", "mod", "numpy_call",
+           "power", "sigmoid", "sign", "sinc"]

@@ -87,6 +87,7 @@ solve_sylvester = Primitive(  # a x + x b = q
     batch=lambda args, batched, size: solve_sylvester(*align(args, batched, size)),
     sympy=_refuse("solve_sylvester", " (use solve on the Kronecker form)"),
     array_api=_peer("solve_sylvester"),
+    complex=True,
 )
 
 
@@ -128,7 +129,8 @@ sqrtm = Primitive(  # s s = a, s the principal root
     vjp=(lambda s_bar, s, a: solve_sylvester(_mT(s), _mT(s), s_bar),),
     saves=("s",),
     sympy=_refuse("sqrtm"),
-    array_api=_peer("sqrtm"),  # (JAX's root is complex always: its values only)
+    array_api=_peer("sqrtm"),  # (JAX's root is complex always: its values only),
+    complex=True,
 )
 
 
@@ -156,4 +158,5 @@ expm = Primitive(
     saves=("a",),
     sympy=_refuse("expm", " here (SymPy's exp of a matrix needs its Jordan form)"),
     array_api=_peer("expm"),
+    complex=True,
 )

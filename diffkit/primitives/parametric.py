@@ -30,6 +30,7 @@ from typing import Any
 from ..core import DiffkitError, Primitive
 from .elementwise import exp, log, no_closed_form, sign
 from .incomplete_gamma import gammainc_da as _gammainc_da_impl
+from .lowering import SCIPY
 from .special import _jax_special, _sp, betaln, gammaln, polygamma, scipy_special, xlog1py, xlogy
 
 
@@ -60,7 +61,7 @@ def partials(name: str, each: tuple[str | Callable[..., Any], ...],
     partial derivative ``d(y, *args)``, or the argument's name where it has none (then
     differentiating it is an error that names it)."""
     rules = tuple(_refused(name, d) if isinstance(d, str) else _times(d) for d in each)
-    return Primitive(name, _sp(name), jvp=rules, vjp=rules, broadcasts=True,
+    return Primitive(name, _sp(name), jvp=rules, vjp=rules, broadcasts=True, lower=SCIPY,
                      sympy=no_closed_form(name), array_api=array_api or (lambda xp, *args: _jax_special(xp, name)(*args)))
 
 
@@ -116,7 +117,7 @@ gammainc_da = Primitive(  # d^n/da^n gammainc(a, x), n >= 1 (gammaincc's: its ne
          lambda x_dot, y, a, x, *, n: x_dot * _density_da(a, x, n)),
     vjp=(lambda y_bar, y, a, x, *, n: y_bar * gammainc_da(a, x, n=n + 1),
          lambda y_bar, y, a, x, *, n: y_bar * _density_da(a, x, n)),
-    saves=("a x", "a x"), broadcasts=True, sympy=no_closed_form("gammainc_da"),
+    saves=("a x", "a x"), broadcasts=True, lower=SCIPY, sympy=no_closed_form("gammainc_da"),
     array_api=_gammainc_da_array)
 gammainc = partials("gammainc", (lambda y, a, x: gammainc_da(a, x, n=1),
                                  lambda y, a, x: _gamma_density(a, x)))

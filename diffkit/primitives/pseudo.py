@@ -51,4 +51,5 @@ pinv = Primitive(  # rcond: numpy's cut (None: numpy's default)
     saves=("y a",),
     sympy=_per_matrix(lambda sp, m: m.pinv()),
     array_api=lambda xp, a, *, rcond: xp.linalg.pinv(a),
+    complex=True,
 )

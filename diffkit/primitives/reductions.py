@@ -16,6 +16,8 @@ import numpy as np
 from ..core import Box, Primitive, ndim, primal, shape
 from ..core import shape as shape_of
 from .compare import mask, select
+from .lowering import LibraryCall
+from . import patterns
 from .elementwise import exp
 from .structure import getitem, reshape
 
@@ -43,6 +45,9 @@ sum = Primitive(  # noqa: A001
     saves=("",),
     sympy=lambda sp, x, *, axis, keepdims:  # one Add of n terms: pairwise sums cost O(n²)
         lanes(x, axis, keepdims, lambda v: sp.Add(*v)),
+    library=LibraryCall("np.sum({0}, axis={axis}, keepdims={keepdims})"),
+    kind="reduction", linear=True,
+    complex=True,
 )
 
 
@@ -68,6 +73,9 @@ broadcast_to = Primitive(
     vjp=(lambda y_bar, y, x, *, shape: sum_to(y_bar, shape_of(x)),),
     saves=("",), batch=_broadcast_batch,
     array_api=lambda xp, x, *, shape: xp.broadcast_to(x, shape),
+    library=LibraryCall("np.broadcast_to({0}, {shape})"),
+    kind="view", linear=True,
+    complex=True,
 )
 
 
@@ -97,6 +105,8 @@ prod = Primitive(
     vjp=(lambda y_bar, y, x, *, axis, keepdims:
          _expand(y_bar, x, axis, keepdims) * _others(y, x, axis, keepdims),),
     saves=("y x",),
+    kind="reduction",
+    complex=True,
 )
 
 
@@ -117,7 +127,7 @@ def lanes(x: np.ndarray, axis: Axes, keepdims: bool, fn: Any) -> Any:
     return np.expand_dims(out, axis) if keepdims else out
 
 
-def _chooser(name: str, impl: Any, sym: str) -> Primitive:
+def _chooser(name: str, impl: Any, sym: str, **facts: Any) -> Primitive:
     return Primitive(
         name, lambda x, *, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
         jvp=(lambda x_dot, y, x, *, axis, keepdims:
@@ -127,11 +137,12 @@ def _chooser(name: str, impl: Any, sym: str) -> Primitive:
         saves=("y x",),
         sympy=lambda sp, x, *, axis, keepdims:
             lanes(x, axis, keepdims, lambda v: getattr(sp, sym)(*v)),
+        kind="reduction", **facts,
     )
 
 
-max = _chooser("max", np.max, "Max")  # noqa: A001
-min = _chooser("min", np.min, "Min")  # noqa: A001
+max = _chooser("max", np.max, "Max", complex=True)  # noqa: A001
+min = _chooser("min", np.min, "Min", complex=True)  # noqa: A001
 
 
 def _logsumexp(x: Any, *, axis: Axes, keepdims: bool, xp: Any = np) -> Any:
@@ -155,6 +166,7 @@ logsumexp = Primitive(
     array_api=lambda xp, x, *, axis, keepdims: _logsumexp(x, axis=axis, keepdims=keepdims, xp=xp),
     sympy=lambda sp, x, *, axis, keepdims:
         lanes(x, axis, keepdims, lambda v: sp.log(sp.Add(*[sp.exp(e) for e in v]))),
+    kind="reduction",
 )
 
 
@@ -182,6 +194,8 @@ cumsum = Primitive(
     vjp=(lambda y_bar, y, x, *, axis: _cumsum_from_end(y_bar, axis),),
     saves=("",),
     array_api=lambda xp, x, *, axis: _cumulative(xp, "sum", x, axis),
+    linear=True, sparsity=patterns.cumulative,
+    complex=True,
 )
 cumprod = Primitive(  # d y_k = y_k sum_{i <= k} x_dot_i / x_i: entries must be non-zero
     "cumprod", lambda x, *, axis: np.cumprod(x, axis=axis),
@@ -189,4 +203,6 @@ cumprod = Primitive(  # d y_k = y_k sum_{i <= k} x_dot_i / x_i: entries must be 
     vjp=(lambda y_bar, y, x, *, axis: _cumsum_from_end(y_bar * y, axis) / x,),
     saves=("y x",),
     array_api=lambda xp, x, *, axis: _cumulative(xp, "prod", x, axis),
+    sparsity=patterns.cumulative,
+    complex=True,
 )

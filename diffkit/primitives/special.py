@@ -18,7 +18,16 @@ import numpy as np
 from ..core import DiffkitError, Primitive
 from .compare import mask, select
 from .elementwise import (abs, cos, exp, expm1, is_complex, log, log1p, maximum,  # noqa: A004
-                          minimum, mod, no_closed_form, rint, sin, unary)
+                          minimum, mod, no_closed_form, rint, sin)
+from .elementwise import unary as _unary
+from .lowering import SCIPY
+
+
+def unary(*args: Any, **facts: Any) -> Primitive:
+    """An elementwise special function (:func:`~.elementwise.unary`): scipy.special's own
+    routine, which fused kernels call between them (``lower`` is the reason)."""
+    return _unary(*args, lower=SCIPY, **facts)
+
 
 SQRT_2PI = float(np.sqrt(2.0 * np.pi))
 SQRT_2 = float(np.sqrt(2.0))
@@ -158,7 +167,7 @@ polygamma = Primitive(  # polygamma(x, n=k) is the k-th derivative of digamma (k
     "polygamma", _polygamma,
     jvp=(lambda x_dot, y, x, *, n: x_dot * polygamma(x, n=n + 1),),
     vjp=(lambda y_bar, y, x, *, n: y_bar * polygamma(x, n=n + 1),),
-    saves=("x",), broadcasts=True,
+    saves=("x",), broadcasts=True, lower=SCIPY,
     sympy=lambda sp, x, *, n: sp.polygamma(n, x),
     array_api=_polygamma_array,
 )
@@ -178,9 +187,9 @@ def _erfc(x: Any) -> Any:
 
 
 erf = unary("erf", _sp("erf"), lambda y, x: TWO_OVER_SQRT_PI * exp_square(x, -1.0), "x",
-            lambda sp, x: sp.erf(x), lambda xp, x: _jax_special(xp, "erf")(x))
+            lambda sp, x: sp.erf(x), lambda xp, x: _jax_special(xp, "erf")(x), complex=True)
 erfc = unary("erfc", _erfc, lambda y, x: -TWO_OVER_SQRT_PI * exp_square(x, -1.0), "x",
-             lambda sp, x: sp.erfc(x), lambda xp, x: _jax_special(xp, "erfc")(x))
+             lambda sp, x: sp.erfc(x), lambda xp, x: _jax_special(xp, "erfc")(x), complex=True)
 
 
 def _dlogit(x: Any) -> Any:
@@ -260,7 +269,7 @@ xlogy = Primitive(  # x log y, 0 where x == 0
     "xlogy", _xlogy,
     jvp=(lambda x_dot, z, x, y: x_dot * log(y), lambda y_dot, z, x, y: y_dot * x / y),
     vjp=(lambda z_bar, z, x, y: z_bar * log(y), lambda z_bar, z, x, y: z_bar * x / y),
-    saves=("y", "x y"), broadcasts=True,
+    saves=("y", "x y"), broadcasts=True, lower=SCIPY,
     sympy=lambda sp, x, y: x * sp.log(y),
     array_api=lambda xp, x, y: _jax_special(xp, "xlogy")(x, y),
 )
@@ -435,7 +444,8 @@ beta = Primitive(  # B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)
          lambda b_dot, y, a, b: b_dot * y * _digamma_gap(b, a)),
     vjp=(lambda y_bar, y, a, b: y_bar * y * _digamma_gap(a, b),
          lambda y_bar, y, a, b: y_bar * y * _digamma_gap(b, a)),
-    saves=("y a b", "y a b"), broadcasts=True, sympy=lambda sp, a, b: sp.beta(a, b),
+    saves=("y a b", "y a b"), broadcasts=True, lower=SCIPY,
+    sympy=lambda sp, a, b: sp.beta(a, b),
     array_api=_peer("beta"))
 betaln = Primitive(  # log |B(a, b)|
     "betaln", _sp("betaln"),
@@ -443,11 +453,13 @@ betaln = Primitive(  # log |B(a, b)|
          lambda b_dot, y, a, b: b_dot * _digamma_gap(b, a)),
     vjp=(lambda y_bar, y, a, b: y_bar * _digamma_gap(a, b),
          lambda y_bar, y, a, b: y_bar * _digamma_gap(b, a)),
-    saves=("a b", "a b"), broadcasts=True, sympy=lambda sp, a, b: sp.log(sp.beta(a, b)),
+    saves=("a b", "a b"), broadcasts=True, lower=SCIPY,
+    sympy=lambda sp, a, b: sp.log(sp.beta(a, b)),
     array_api=_peer("betaln"))
 xlog1py = Primitive(  # x log(1 + y), 0 where x == 0
     "xlog1py", _sp("xlog1py"),
     jvp=(lambda x_dot, z, x, y: x_dot * log1p(y), lambda y_dot, z, x, y: y_dot * x / (1.0 + y)),
     vjp=(lambda z_bar, z, x, y: z_bar * log1p(y), lambda z_bar, z, x, y: z_bar * x / (1.0 + y)),
-    saves=("y", "x y"), broadcasts=True, sympy=lambda sp, x, y: x * sp.log(1 + y),
+    saves=("y", "x y"), broadcasts=True, lower=SCIPY,
+    sympy=lambda sp, x, y: x * sp.log(1 + y),
     array_api=_peer("xlog1py"))

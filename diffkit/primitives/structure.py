@@ -15,6 +15,8 @@ import numpy as np
 
 from ..core import Each, Primitive, ndim
 from ..core import shape as shape_of
+from .lowering import LibraryCall
+from . import patterns
 
 ALL = slice(None)
 
@@ -38,6 +40,9 @@ reshape = Primitive(
     vjp=(lambda y_bar, y, x, *, shape: reshape(y_bar, shape=shape_of(x)),),
     saves=("",), batch=_reshape_batch,
     array_api=lambda xp, x, *, shape: xp.reshape(x, shape),
+    library=LibraryCall("np.reshape({0}, {shape})"),
+    kind="view", linear=True,
+    complex=True,
 )
 
 
@@ -51,6 +56,9 @@ transpose = Primitive(
     vjp=(lambda y_bar, y, x, *, axes: transpose(y_bar, axes=tuple(np.argsort(axes))),),
     saves=("",), batch=_transpose_batch,
     array_api=lambda xp, x, *, axes: xp.permute_dims(x, axes),
+    library=LibraryCall("np.transpose({0}, {axes})"),
+    kind="view", linear=True,
+    complex=True,
 )
 
 
@@ -93,6 +101,9 @@ getitem = Primitive(
     saves=("",), batch=_getitem_batch,
     vjp_add=_getitem_add,  # x[a:b] used several times: add into one buffer, not n zero-arrays
     array_api=lambda xp, x, *, idx: x[idx],
+    library=LibraryCall("{0}[{idx}]"),
+    kind="view", linear=True,
+    complex=True,
 )
 
 
@@ -118,6 +129,8 @@ scatter_add = Primitive(
     jvp=(lambda v_dot, y, v, *, idx, shape: scatter_add(v_dot, idx=idx, shape=shape),),
     vjp=(lambda y_bar, y, v, *, idx, shape: getitem(y_bar, idx=idx),),
     saves=("",), batch=_scatter_batch,
+    linear=True, sparsity=patterns.scatter,
+    complex=True,
 )
 
 
@@ -132,4 +145,6 @@ concatenate = Primitive(  # axis counted from the end: a leading batch axis leav
     jvp_joint=lambda x_dots, y, *xs, axis: concatenate(*x_dots, axis=axis),
     vjp=Each(_concat_vjp), saves=("",),
     array_api=lambda xp, *xs, axis: xp.concat(list(xs), axis=axis),
+    linear=True, sparsity=patterns.selecting,
+    complex=True,
 )
