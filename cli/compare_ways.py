@@ -30,7 +30,7 @@ def order_report(func: str, k: int, depth: int | None, at: dict | None, methods:
 def sparse_report(func: str, n: int | None, methods: list[str] | None, timeout: float,
                   repeat: int, fmt: str, output: str | None, colored: bool) -> list[dict[str, Any]]:
     """Run ``compare_sparse`` and print it; returns the records."""
-    from diffkit.bench.coloured import compare_sparse
+    from diffkit.bench.coloring import compare_sparse
     from diffkit.bench.harness import fmt_error, fmt_seconds
 
     records = compare_sparse(func, n=n, methods=methods, timeout=timeout, repeat=repeat)

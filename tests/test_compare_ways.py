@@ -9,7 +9,7 @@ import pytest
 
 from test_cli import run
 
-from diffkit.bench.coloured import compare_sparse
+from diffkit.bench.coloring import compare_sparse
 from diffkit.bench.orders import compare_order
 
 

@@ -20,7 +20,7 @@ import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
 from diffkit.compiler import passes
-from diffkit.ir.tracer import trace
+from diffkit.ir.tracer import trace_graph
 
 
 def baydin(x1, x2):
@@ -79,7 +79,7 @@ def test_comparisons_record_masks_and_where_becomes_select():
 
 
 def _count(pass_, f, *args):
-    g = trace(f, args)
+    g = trace_graph(f, args)
     return len(g), len(pass_(g))
 
 
@@ -88,12 +88,12 @@ def test_constant_folding():
     number, 0), exp of a fill is a fill (exp(0) = 1, computed on the number), 1 * x is x;
     exp of a constant array is folded into a constant."""
     z = np.zeros(2)
-    g = trace(lambda x: dnp.exp(x * z) * x, (np.ones(2),))
+    g = trace_graph(lambda x: dnp.exp(x * z) * x, (np.ones(2),))
     g = passes.simplify(g)
     assert [e.prim.name for e in g.eqns] == ["broadcast_to", "broadcast_to"]  # dead fills
     assert g.outputs == g.inputs and len(passes.dce(g)) == 0
     c = np.array([1.0, 2.0])
-    g = trace(lambda x: x * dnp.exp(x * z + c), (np.ones(2),))
+    g = trace_graph(lambda x: x * dnp.exp(x * z + c), (np.ones(2),))
     sizes = [len(g)]
     for p in (passes.simplify, passes.fold, passes.dce):
         g = p(g)
@@ -119,7 +119,7 @@ def test_algebraic_identities():
     assert _count(passes.simplify, lambda x: -(-dnp.sin(x)), np.ones(2)) == (3, 2)  # -(-v) = v
     assert _count(lambda g: passes.dce(passes.simplify(g)), lambda x: -(-dnp.sin(x)),
                   np.ones(2)) == (3, 1)  # and the inner negation is dead
-    g = passes.simplify(trace(lambda x: dnp.sum(dnp.broadcast_to(x, (4,))), (1.5,)))
+    g = passes.simplify(trace_graph(lambda x: dnp.sum(dnp.broadcast_to(x, (4,))), (1.5,)))
     assert [e.prim.name for e in g.eqns] == ["broadcast_to", "mul"]  # sum(broadcast) = 4 x
     assert [e.prim.name for e in passes.dce(g).eqns] == ["mul"]
 
@@ -127,10 +127,10 @@ def test_algebraic_identities():
 def test_an_outer_product_becomes_a_fused_multiply_with_the_same_bits():
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((7, 1)), rng.standard_normal((1, 5))
-    g = passes.simplify(trace(lambda a: dnp.matmul(a, b) + 1.0, (a,)))
+    g = passes.simplify(trace_graph(lambda a: dnp.matmul(a, b) + 1.0, (a,)))
     assert [e.prim.name for e in g.eqns] == ["mul", "add"]
     assert np.array_equal(dk.jit(lambda a: a @ b)(a), a @ b)  # BLAS's k = 1 product, bitwise
-    assert [e.prim.name for e in passes.simplify(trace(lambda a: a @ b.T, (a.T,))).eqns] \
+    assert [e.prim.name for e in passes.simplify(trace_graph(lambda a: a @ b.T, (a.T,))).eqns] \
         == ["matmul"]  # an inner dimension of 5 stays a library call
     be = dk.backend("compiled")
     y = rng.standard_normal((7, 5))
@@ -157,13 +157,13 @@ def test_a_ravelled_tree_is_taken_apart_for_free():
     np.testing.assert_allclose(gW, X.T @ d, rtol=1e-13)
     np.testing.assert_allclose(gb, d.sum(axis=0), rtol=1e-13)
     assert gc == pytest.approx(t.sum(), rel=1e-13) and value == pytest.approx(0.5 * t.sum())
-    g = trace(lambda v: dnp.concatenate([v, v * 2.0])[..., 1:3], (np.ones(3),))
+    g = trace_graph(lambda v: dnp.concatenate([v, v * 2.0])[..., 1:3], (np.ones(3),))
     assert "getitem" in [e.prim.name for e in passes.simplify(g).eqns]  # straddles: kept
 
 
 def test_multiplication_by_a_zero_adjoint_disappears():
     z = np.zeros(3)
-    g = trace(lambda x: dnp.sin(x) * z + dnp.cos(x), (np.ones(3),))
+    g = trace_graph(lambda x: dnp.sin(x) * z + dnp.cos(x), (np.ones(3),))
     assert [e.prim.name for e in passes.dce(passes.simplify(g)).eqns] == ["cos"]
 
 
@@ -189,7 +189,7 @@ def test_gradient_graph_is_small_and_skips_unused_adjoints():
 
 
 def test_buffer_plan_reuses_dying_intermediates():
-    g = trace(lambda x: dnp.exp(dnp.sin(x) * 2.0), (np.ones(1000),))
+    g = trace_graph(lambda x: dnp.exp(dnp.sin(x) * 2.0), (np.ones(1000),))
     plan, saved = passes.plan_buffers(g)
     names = g.names()
     assert {names[k]: names[v] for k, v in plan.items()} == {"v2": "v1", "v3": "v2"}

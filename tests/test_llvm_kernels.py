@@ -104,16 +104,16 @@ def test_a_two_dimensional_broadcast_kernel_with_a_fused_sum(monkeypatch):
 def test_a_kernel_over_whole_arrays_is_one_flat_loop_and_numpys_bits():
     from diffkit.compiler.fusion import fuse
     from diffkit.compiler.kernel_ir import build, flattened
-    from diffkit.ir.tracer import trace
+    from diffkit.ir.tracer import trace_graph
 
     x = np.random.default_rng(4).normal(size=(3, 4, 5, 6))
     f = dk.jit(lambda x: x * x + 3.0 * x - x / 7.0)
     np.testing.assert_array_equal(f(x), x * x + 3.0 * x - x / 7.0)
-    plan = fuse(trace(lambda x: x * x + 3.0 * x, (x,)))
+    plan = fuse(trace_graph(lambda x: x * x + 3.0 * x, (x,)))
     assert flattened(build(plan, plan.kernels[0])).domain == (360,)
     text = llvm_kernels.kernel_llvm(flattened(build(plan, plan.kernels[0])), "k")
     assert text.count("phi i64") == 1  # one loop, not four
-    biased = fuse(trace(lambda x, b: x * b, (x, np.ones(6))))  # b[i3]: not the loop's index
+    biased = fuse(trace_graph(lambda x, b: x * b, (x, np.ones(6))))  # b[i3]: not the loop's index
     assert flattened(build(biased, biased.kernels[0])).domain == (3, 4, 5, 6)
 
 

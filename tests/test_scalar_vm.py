@@ -24,7 +24,7 @@ import strategies as S
 from diffkit.backends import backend
 from diffkit.compiler import kernels, scalar_vm
 from diffkit.ir.graph import Eqn, Graph, Var
-from diffkit.ir.tracer import trace
+from diffkit.ir.tracer import trace_graph
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import Lowering
 
@@ -213,7 +213,7 @@ def test_random_scalar_programs_vm_equals_plain_floats_and_the_reference(program
 def test_a_graph_with_an_equation_without_lowering_runs_on_plain_floats():
     from diffkit.scipy.special import erf
 
-    g = trace(lambda x: erf(x) * dnp.sin(x), (1.5,))
+    g = trace_graph(lambda x: erf(x) * dnp.sin(x), (1.5,))
     assert scalar_vm.encode(g) is None
     f = dk.jit(lambda x: erf(x) * dnp.sin(x), fuse=True)
     assert_close(f(2.5), math.erf(2.5) * math.sin(2.5), rtol=1e-15)
@@ -227,7 +227,7 @@ def test_fuse_false_keeps_the_plain_float_program():
 
 
 def test_the_tape_lists_its_constants_and_rows():
-    g = trace(lambda x: dnp.sin(x) * 2.0 + x ** 2, (0.5,))
+    g = trace_graph(lambda x: dnp.sin(x) * 2.0 + x ** 2, (0.5,))
     assert scalar_vm.encode(g).listing().splitlines() == [
         "r1 = 2.0", "r2 = sin(r0)", "r3 = mul(r2, r1)", "r4 = mul(r0, r0)",
         "r5 = add(r3, r4)", "return r5"]  # x ** 2 is numpy's square

@@ -23,7 +23,7 @@ from .forward import ForwardBackend
 from ..interpreters.reverse import rows
 from .reverse import ReverseBackend
 from ..compiler.autodiff import linearize, seed
-from ..ir.tracer import evaluate, trace
+from ..ir.tracer import evaluate, trace_graph
 from ..compiler.jit import Jit
 from ..compiler.program import Program, ProgramCache, build, signature
 
@@ -69,7 +69,7 @@ class CompiledBackend(Backend):
             return _REVERSE.value_and_grad(fun, x, has_aux)
 
         def value_and_grad(z: Any) -> tuple:
-            g = trace(fun, (z,), names=["x"])
+            g = trace_graph(fun, (z,), names=["x"])
             outs, pull = linearize(g, [z])
             value, aux = g.rebuild(outs) if has_aux else (g.rebuild(outs), None)
             check_scalar(value, "grad")
@@ -90,7 +90,7 @@ class CompiledBackend(Backend):
         y = self._run("f", fun, fun, x)
 
         def pull(z: Any, u: Any) -> Any:
-            g = trace(fun, (z,), names=["x"])
+            g = trace_graph(fun, (z,), names=["x"])
             return linearize(g, [z])[1]([u])[0]
 
         def vjp_fn(u: Any) -> Any:
@@ -109,7 +109,7 @@ class CompiledBackend(Backend):
             return _FORWARD.jacobian(fun, x)
 
         def jacobian(z: Any) -> Any:
-            g = trace(fun, (z,), names=["x"])
+            g = trace_graph(fun, (z,), names=["x"])
             if int(np.prod(shape(z))) <= int(np.prod(np.shape(evaluate(g, [z])[0]))):
                 return _FORWARD.jacobian(lambda w: evaluate(g, [w])[0], z)
             outs, pull = linearize(g, [z])
@@ -122,7 +122,7 @@ class CompiledBackend(Backend):
             return _FORWARD.jacobian(lambda z: _REVERSE.value_and_grad(fun, z, False)[2], x)
 
         def hessian(z: Any) -> Any:
-            g = trace(fun, (z,), names=["x"])
+            g = trace_graph(fun, (z,), names=["x"])
 
             def gradient(w: Any) -> Any:
                 outs, pull = linearize(g, [w])

@@ -35,7 +35,7 @@ from ..backends import backend, backends, parse_spec
 from ..backends import symbolic  # noqa: F401  (SymPy loads once here, not inside a cell's time limit)
 from ..backends import compiled  # noqa: F401  (likewise the code generator: setup_s is the build)
 from ..core import DiffkitError
-from . import advise_coloured
+from . import advise_coloring
 from .cells import run_isolated
 from .harness import compare, size_text
 from .iterative import PROBLEMS, advise_way
@@ -340,7 +340,7 @@ def advise(f: str | Callable, x: Any = None, *, at: dict[str, Any] | None = None
         candidates.append(_measure(t, kind, spec, min(per_cell, remaining), memory_mb))
     if traceable:
         candidates += [Candidate(**c) for c in
-                       advise_coloured.candidates(t, kind, per_cell, memory_mb, facts)]
+                       advise_coloring.candidates(t, kind, per_cell, memory_mb, facts)]
     exact, facts["reference"] = _reference(t, kind, max(5.0, budget_s))
     _estimate_errors(candidates, exact)
     facts["kink_near_x"] = _kink(t)
@@ -495,7 +495,7 @@ def _reasons(a: Advice) -> list[str]:
     if a.facts.get("reference", "").startswith("none"):
         out.append(f"No high-precision reference here ({a.facts['reference'][6:-1]}): the errors "
                    "are estimates, and the AD methods' is their agreement, not a measurement.")
-    out += advise_coloured.reasons(a.facts)
+    out += advise_coloring.reasons(a.facts)
     central = c.get("numeric[method=central]")
     if central is not None and central.error is not None:
         floor = EPS ** (2 / 3)  # the best central differences can do at the best step

@@ -14,8 +14,8 @@ instead of giving inf or nan (``math.log(0.0)``, ``1.0 / 0.0``, an overflow), th
 program runs its numpy version (see :class:`.program.Program`).
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.ir.tracer import trace
->>> src, _ = generate(trace(lambda x, y: dnp.log(x) + x * y, (2.0, 5.0)))
+>>> from diffkit.ir.tracer import trace_graph
+>>> src, _ = generate(trace_graph(lambda x, y: dnp.log(x) + x * y, (2.0, 5.0)))
 >>> print(src)
 def f(x, y):
     v1 = np.log(x)

@@ -6,8 +6,8 @@ operands as constants (so ``x ** 2`` becomes ``x0 * x0``), and a formula becomes
 source for plain floats, the tape VM's interpreter and Numba kernels.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.ir.tracer import trace
->>> (e,) = trace(lambda x: dnp.sigmoid(x), (0.5,)).eqns
+>>> from diffkit.ir.tracer import trace_graph
+>>> (e,) = trace_graph(lambda x: dnp.sigmoid(x), (0.5,)).eqns
 >>> python(of(e), ["x"])
 '((1.0 if (x >= 0.0) else math.exp((-abs(x)))) / (1.0 + math.exp((-abs(x)))))'
 """

@@ -254,11 +254,11 @@ def shifted_sources(plan: FusionPlan) -> frozenset[Var]:
     memory instead, each step is one loop that reads the last.
 
     >>> import numpy as np, diffkit.numpy as dnp
-    >>> from diffkit.ir.tracer import trace
+    >>> from diffkit.ir.tracer import trace_graph
     >>> def f(x):
     ...     s = dnp.sin(x)
     ...     return s[1:] * s[:-1] + x[1:]
-    >>> [str(v.shape) for v in shifted_sources(fuse(trace(f, (np.ones(5),))))]
+    >>> [str(v.shape) for v in shifted_sources(fuse(trace_graph(f, (np.ones(5),))))]
     ['(5,)']
     """
     fus = plan.fusible

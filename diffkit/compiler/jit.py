@@ -18,7 +18,7 @@ import numpy as np
 
 from ..checks import as_input
 from ..core import Box, DiffkitError
-from ..ir.tracer import evaluate, input_names, trace
+from ..ir.tracer import evaluate, input_names, trace_graph
 from ..pytree import flatten, structure, tree_map
 from ..ir.graph import Graph
 from .program import CacheInfo, Program, ProgramCache, build, signature
@@ -168,6 +168,6 @@ def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Calla
 
     @functools.wraps(fun)
     def wrapper(*args: Any) -> Graph:
-        return trace(fun, args, static, input_names(fun, len(args)))
+        return trace_graph(fun, args, static, input_names(fun, len(args)))
 
     return wrapper

@@ -24,8 +24,8 @@ renders the list as LLVM IR, :mod:`.kernels` as Numba source.
 
 >>> import numpy as np, diffkit.numpy as dnp
 >>> from diffkit.compiler.fusion import fuse
->>> from diffkit.ir.tracer import trace
->>> plan = fuse(trace(lambda x: dnp.sigmoid(x) * x, (np.ones(4),)))
+>>> from diffkit.ir.tracer import trace_graph
+>>> plan = fuse(trace_graph(lambda x: dnp.sigmoid(x) * x, (np.ones(4),)))
 >>> print(build(plan, plan.kernels[0]).listing())
 k0(a0: f64[4], o0: f64[4] out) over (4,):
   t1: f64 = load(a0, [i0])
@@ -385,8 +385,8 @@ def flattened(ir: KernelIR) -> KernelIR:
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
-    >>> from diffkit.ir.tracer import trace
-    >>> plan = fuse(trace(lambda x: dnp.tanh(x) * x, (np.ones((4, 2, 3)),)))
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> plan = fuse(trace_graph(lambda x: dnp.tanh(x) * x, (np.ones((4, 2, 3)),)))
     >>> flattened(build(plan, plan.kernels[0])).domain
     (24,)
     """

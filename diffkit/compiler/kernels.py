@@ -107,9 +107,9 @@ def threads_pay(ir: KernelIR) -> bool:
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
-    >>> from diffkit.ir.tracer import trace
+    >>> from diffkit.ir.tracer import trace_graph
     >>> def ir(f, n):
-    ...     plan = fuse(trace(f, (np.ones(n),)))
+    ...     plan = fuse(trace_graph(f, (np.ones(n),)))
     ...     return build(plan, plan.kernels[0])
     >>> threads_pay(ir(lambda x: dnp.sin(dnp.exp(x)) * x, 10**6))
     True
@@ -233,8 +233,8 @@ def held(plan: FusionPlan) -> list[Var]:
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
-    >>> from diffkit.ir.tracer import trace
-    >>> g = trace(lambda X, W: dnp.tanh(X @ W + 1.0) @ W.T, (np.ones((4, 3)), np.ones((3, 2))))
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> g = trace_graph(lambda X, W: dnp.tanh(X @ W + 1.0) @ W.T, (np.ones((4, 3)), np.ones((3, 2))))
     >>> [str(v.shape) for v in held(fuse(g))]
     ['(4, 2)', '(4, 2)']
     """

@@ -31,8 +31,8 @@ it into the one MCJIT engine of the process without compiling (``STATS`` counts 
 >>> import diffkit.numpy as dnp
 >>> from diffkit.compiler.fusion import fuse
 >>> from diffkit.compiler.kernel_ir import build
->>> from diffkit.ir.tracer import trace
->>> plan = fuse(trace(lambda x: dnp.sum(dnp.sin(x) * 2.0), (np.ones(3),)))
+>>> from diffkit.ir.tracer import trace_graph
+>>> plan = fuse(trace_graph(lambda x: dnp.sum(dnp.sin(x) * 2.0), (np.ones(3),)))
 >>> for line in kernel_llvm(build(plan, plan.kernels[0]), "k0").splitlines():
 ...     if "sin" in line or "fadd" in line:
 ...         print(line)

@@ -25,8 +25,8 @@
 :func:`optimize` runs them in order and reports each pass's before/after counts.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.ir.tracer import trace
->>> g = trace(lambda x: dnp.sin(x) * 1.0 + dnp.sin(x), (2.0,))
+>>> from diffkit.ir.tracer import trace_graph
+>>> g = trace_graph(lambda x: dnp.sin(x) * 1.0 + dnp.sin(x), (2.0,))
 >>> [len(g), len(cse(simplify(g)))]
 [4, 2]
 """

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, shape
-from ..ir.tracer import trace
+from ..ir.tracer import trace_graph
 from .codegen import compile_source, generate, is_scalar
 from ..ir.graph import Const, Graph
 from .kernel_ir import KernelTooLarge
@@ -143,7 +143,7 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
     scalar graph on the tape VM, see :mod:`.scalar_vm`; ``reuse_buffers=False`` writes every
     equation into a fresh array, for reading, instead of the buffer plan's ``out=``)."""
     start = time.perf_counter()
-    graph = trace(fun, args, static_argnums, names)
+    graph = trace_graph(fun, args, static_argnums, names)
     traced = len(graph)
     graph, passes = optimize(graph)
     report, kernels, vm = "", "", None

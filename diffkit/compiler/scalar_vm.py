@@ -23,8 +23,8 @@ comes back as a numpy bool. A graph with an equation that has no lowering keeps 
 plain-float program.
 
 >>> import diffkit.numpy as dnp
->>> from diffkit.ir.tracer import trace
->>> tape = encode(trace(lambda x, y: dnp.where(x > y, dnp.log(x) * 2.0, y), (3.0, 1.0)))
+>>> from diffkit.ir.tracer import trace_graph
+>>> tape = encode(trace_graph(lambda x, y: dnp.where(x > y, dnp.log(x) * 2.0, y), (3.0, 1.0)))
 >>> print(tape.listing())
 r2 = 2.0
 r3 = greater(r0, r1)

@@ -28,8 +28,8 @@ written to memory first (a kernel would otherwise recompute each of their elemen
 per element of the product).
 
 >>> import numpy as np, diffkit.numpy as dnp
->>> from diffkit.ir.tracer import trace
->>> layer = trace(lambda X, W: dnp.tanh(X @ W), (np.ones((8, 2)), np.ones((2, 9))))
+>>> from diffkit.ir.tracer import trace_graph
+>>> layer = trace_graph(lambda X, W: dnp.tanh(X @ W), (np.ones((8, 2)), np.ones((2, 9))))
 >>> g, written = short_products(layer)
 >>> [e.prim.name for e in g.eqns]
 ['getitem', 'getitem', 'mul', 'getitem', 'getitem', 'mul', 'add', 'tanh']

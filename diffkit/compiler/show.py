@@ -31,7 +31,7 @@ from ..primitives.lowering import OPS, Lowering, numpy_call
 from . import formulas, vector_math
 from .autodiff import linearize, seed
 from .fusion import INDEX_MAPS
-from ..ir.tracer import input_names, trace
+from ..ir.tracer import input_names, trace_graph
 from ..ir.graph import Eqn, Graph, Var
 from .program import Program, build
 from .scalar_vm import encode
@@ -48,7 +48,7 @@ def adjoint_program(fun: Callable, args: Sequence[Any], names: Sequence[str] | N
     names = input_names(fun, len(args), names)
 
     def value_and_adjoints(*xs: Any) -> tuple:
-        g = trace(fun, xs, names=names)
+        g = trace_graph(fun, xs, names=names)
         outs, pull = linearize(g, list(xs))
         return (outs[0], *pull(seed(g)))
 

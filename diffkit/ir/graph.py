@@ -6,8 +6,8 @@ and constants. The result reads like a Wengert list (or a jaxpr) and is what the
 optimize, the autodiff transforms and the code generator turns into a Python function.
 
 >>> import numpy as np, diffkit.numpy as dnp
->>> from diffkit.ir.tracer import trace
->>> print(trace(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),)))
+>>> from diffkit.ir.tracer import trace_graph
+>>> print(trace_graph(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),)))
 graph (x: f64[3]) -> f64[3]
   v1: f64[3] = sin(x)
   v2: f64[3] = mul(v1, 2.0)

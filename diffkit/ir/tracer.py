@@ -11,7 +11,7 @@ raises one line naming the user's line and the fixes: ``dnp.where``, a static
 argument, or an eager backend. A branch is never silently frozen.
 
 >>> import diffkit.numpy as dnp
->>> g = trace(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),))
+>>> g = trace_graph(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),))
 >>> len(g), g.eqns[0].prim.name
 (2, 'sin')
 """
@@ -307,7 +307,7 @@ def input_names(fun: Callable, n: int, given: Sequence[str] | None = None) -> li
     return names if ok and len(set(names)) == n else [f"x{i}" for i in range(n)]
 
 
-def trace(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
+def trace_graph(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
           names: Sequence[str] | None = None) -> Graph:
     """The graph of ``fun(*args)``: every non-static argument (a pytree of arrays) is an
     abstract input with its shape and dtype; static ones are baked in."""

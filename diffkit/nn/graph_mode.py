@@ -44,7 +44,7 @@ from ..compiler.jit import Jit
 from ..compiler.program import CacheInfo, ProgramCache
 from ..core import Box, DiffkitError
 from ..interpreters.tensor import AMBIENT, Tensor
-from ..ir.tracer import trace
+from ..ir.tracer import trace_graph
 from ..transforms.custom import custom_vjp
 from ..transforms.record import _Recording
 from ..transforms.weights import standing_in
@@ -82,7 +82,7 @@ class GraphCall:
     def _adjoint(self, key: tuple, values: list, xs: tuple, y_bar: Any) -> tuple:
         _, need = key
         n, inputs = len(values), [*values, *xs]
-        g = trace(lambda *ins: self._run(ins[:n], ins[n:]), inputs,
+        g = trace_graph(lambda *ins: self._run(ins[:n], ins[n:]), inputs,
                   names=[f"in{i}" for i in range(len(inputs))])
         bars = linearize(g, inputs)[1]([y_bar])
         return tuple(b for b, k in zip(bars, need) if k)

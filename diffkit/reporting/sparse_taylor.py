@@ -24,7 +24,7 @@ import numpy as np
 
 from ..bench import structured
 from ..bench.cells import run_isolated
-from ..bench.coloured import measure_way
+from ..bench.coloring import measure_way
 from ..bench.orders import compare_order
 from ..core import DiffkitError
 
