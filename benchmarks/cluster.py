@@ -2,6 +2,7 @@
 
     python benchmarks/cluster.py                        # reports/quick.toml, 2 rounds
     python benchmarks/cluster.py reports/quick.toml --rounds 3 --workers 2
+    python benchmarks/cluster.py --task-overhead         # the cost of one task alone
 
 Each round builds the report twice from an empty folder, serially and on a fresh
 ``LocalCluster`` (the order alternates between rounds), timing the whole build as a user
@@ -75,6 +76,22 @@ def best_ratio(repeat: int = 3) -> float:
     return statistics.median(ratios)
 
 
+def _nothing() -> list:
+    return []
+
+
+def task_overhead(workers: int, tasks: int = 111) -> float:
+    """Seconds per task of ``tasks`` empty tasks on ``local:<workers>``: what dispatch
+    alone costs, beside which a cell would be worth batching."""
+    from diffkit.bench.cluster import Cluster, Job
+
+    with Cluster(f"local:{workers}") as c:
+        jobs = [Job(f"empty {k}", _nothing, _nothing) for k in range(tasks)]
+        start = time.perf_counter()
+        c.run(jobs, lambda job, records: None)
+        return (time.perf_counter() - start) / tasks
+
+
 def timed_build(spec: str, folder: Path, cluster: str | None) -> float:
     start = time.perf_counter()
     build(spec, folder, cluster=cluster)
@@ -87,7 +104,13 @@ def main() -> int:
     ap.add_argument("spec", nargs="?", default="reports/quick.toml")
     ap.add_argument("--rounds", type=int, default=2, help="serial + cluster builds (default 2)")
     ap.add_argument("--workers", type=int, default=2, help="local workers (default 2)")
+    ap.add_argument("--task-overhead", action="store_true",
+                    help="only measure the cost of one task: 111 empty tasks on the cluster")
     args = ap.parse_args()
+    if args.task_overhead:
+        print(f"one empty task on local:{args.workers}: "
+              f"{1000 * task_overhead(args.workers):.1f} ms")
+        return 0
     walls: dict[str, list[float]] = {"serial": [], "cluster": []}
     bounds: list[float] = []
     found: list[str] = []
