@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import diffkit as dk  # noqa: E402
 from diffkit.bench import workloads as wl  # noqa: E402
 from diffkit.bench.probes import interleaved  # noqa: E402
-from diffkit.compiler import kernels  # noqa: E402
+from diffkit.compiler import driver  # noqa: E402
 
 
 def main() -> None:
@@ -35,12 +35,12 @@ def main() -> None:
         y = np.sign(rng.standard_normal(m))
         paired = dk.jit(dk.grad(wl.logistic_loss))
         paired(w, X, y)
-        keep, kernels.pair_products = kernels.pair_products, lambda plan: plan
+        keep, driver.pair_products = driver.pair_products, lambda plan: plan
         try:
             plain = dk.jit(dk.grad(wl.logistic_loss))
             plain(w, X, y)
         finally:
-            kernels.pair_products = keep
+            driver.pair_products = keep
         assert "its transpose" in paired.program(w, X, y).fusion
         assert "its transpose" not in plain.program(w, X, y).fusion
         np.testing.assert_allclose(paired(w, X, y), plain(w, X, y), rtol=1e-11)

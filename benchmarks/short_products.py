@@ -27,7 +27,7 @@ import diffkit as dk  # noqa: E402
 import diffkit.numpy as dnp  # noqa: E402
 from diffkit.bench import workloads as wl  # noqa: E402
 from diffkit.bench.probes import interleaved  # noqa: E402
-from diffkit.compiler import kernels  # noqa: E402
+from diffkit.compiler import driver  # noqa: E402
 from diffkit.pytree import flatten  # noqa: E402
 
 
@@ -35,12 +35,12 @@ def _both(f: Callable, args: tuple) -> tuple[Callable, Callable]:
     """``f`` compiled with its short products written out, and with library products."""
     written = dk.jit(f)
     written(*args)
-    keep, kernels.short_products = kernels.short_products, lambda g: (g, frozenset())
+    keep, driver.short_products = driver.short_products, lambda g: (g, frozenset())
     try:
         library = dk.jit(f)
         library(*args)
     finally:
-        kernels.short_products = keep
+        driver.short_products = keep
     assert written.program(*args).fusion != library.program(*args).fusion
     for a, b in zip(flatten(written(*args))[0], flatten(library(*args))[0]):
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)

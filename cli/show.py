@@ -74,7 +74,7 @@ def _show_code(spec: str, at: str | None, dim: int | None, depth: int | None,
     import numpy as np
 
     from diffkit.compiler.kernel_ir import build
-    from diffkit.compiler.kernels import fusion_plan, kernel_routes
+    from diffkit.compiler.driver import fusion_plan, kernel_routes
     from diffkit.compiler.scalar_vm import encode
     from diffkit.compiler.show import adjoint_program
     from diffkit.bench.formula import FormulaError, parse_formula

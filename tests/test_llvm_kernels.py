@@ -3,7 +3,7 @@ unfused numpy program, the fallback to Numba, and the disk cache across processe
 
 References are plain numpy (the unfused program's arithmetic, written out here where
 the closed form is short) and eager reverse mode; the LLVM route is forced off by
-replacing :func:`diffkit.compiler.kernels.lower` to get the Numba kernel.
+replacing :func:`diffkit.compiler.driver.lower` to get the Numba kernel.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import diffkit as dk
 import diffkit.numpy as dnp
 import strategies as S
-from diffkit.compiler import kernels, llvm_kernels
+from diffkit.compiler import driver, kernel_cache, llvm_kernels
 
 pytestmark = pytest.mark.jit
 
@@ -47,7 +47,7 @@ def routes(fun, *args, monkeypatch):
     out = llvm(*args)
     report = llvm.program(*args).fusion
     with monkeypatch.context() as m:
-        m.setattr(kernels, "lower", lambda *a, **k: None)
+        m.setattr(driver, "lower", lambda *a, **k: None)
         numba = dk.jit(fun, fuse=True)
         out_numba = numba(*args)
         assert "[llvm]" not in numba.program(*args).fusion
@@ -162,13 +162,13 @@ def test_the_route_is_decided_from_the_kernels_types():
 
     f64 = kernel(np.dtype(np.float64))
     assert llvm_kernels.llvm_route(f64) and not llvm_kernels.llvm_route(f64, parallel=True)
-    fn = llvm_kernels.lower(f64, kernels.cache_dir())
+    fn = llvm_kernels.lower(f64, kernel_cache.cache_dir())
     x, out = np.array([-1.5, 0.0, 2.25]), np.empty(3)
     fn(x, out)
     assert out.tolist() == [math.sin(v) for v in x]  # the C library's sin, as Numba's
     for dtype in (np.float32, np.int64):
         assert not llvm_kernels.llvm_route(kernel(np.dtype(dtype)))
-        assert llvm_kernels.lower(kernel(np.dtype(dtype)), kernels.cache_dir()) is None
+        assert llvm_kernels.lower(kernel(np.dtype(dtype)), kernel_cache.cache_dir()) is None
 
 
 def test_non_contiguous_arguments_are_copied_on_the_way_in():
@@ -233,7 +233,7 @@ def test_show_code_names_the_route_compile_plan_takes(capsys):
     assert "    t5: f64 = load(a0, [i0 + 1])" in out and "  store(o0, t18)" in out
     for dtype, route in ((np.float64, "[llvm]"), (np.float32, "[numba]")):
         x = np.linspace(-1.0, 1.0, 7, dtype=dtype)
-        predicted = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (x,)).graph))
+        predicted = driver.kernel_routes(fuse(adjoint_program(rosenbrock, (x,)).graph))
         f = dk.jit(lambda x: dk.grad(rosenbrock)(x), fuse=True)
         f(x)
         assert predicted.report().endswith(route) and f.program(x).fusion.endswith(route)
@@ -247,6 +247,6 @@ def test_kernel_routes_label_a_route_without_rendering_a_kernel(monkeypatch):
         raise AssertionError("kernel_routes rendered a kernel")
 
     monkeypatch.setattr(llvm_kernels, "kernel_llvm", refuse)
-    monkeypatch.setattr(kernels, "numba_source", refuse)
-    plan = kernels.kernel_routes(fuse(adjoint_program(rosenbrock, (np.ones(7),)).graph))
+    monkeypatch.setattr(driver, "numba_source", refuse)
+    plan = driver.kernel_routes(fuse(adjoint_program(rosenbrock, (np.ones(7),)).graph))
     assert plan.report().endswith("[llvm]")

@@ -18,7 +18,7 @@ import pytest
 
 import diffkit as dk
 import diffkit.primitives as P
-from diffkit.compiler import kernels
+from diffkit.compiler import driver
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import SIMD_ULPS, Lowering
 
@@ -97,7 +97,7 @@ def run(name: str, xs: list[np.ndarray], fuse: bool, monkeypatch: pytest.MonkeyP
     unfused), and the program's fusion report."""
     with monkeypatch.context() as m:
         if numba:
-            m.setattr(kernels, "lower", lambda *a, **k: None)
+            m.setattr(driver, "lower", lambda *a, **k: None)
         f = dk.jit(applied(name), fuse=fuse)
         with np.errstate(all="ignore"):
             out = f(*xs)
@@ -157,7 +157,7 @@ def test_a_literal_exponent_takes_numpys_shortcut(exponent, monkeypatch):
     for numba in (False, True):
         with monkeypatch.context() as m:
             if numba:
-                m.setattr(kernels, "lower", lambda *a, **k: None)
+                m.setattr(driver, "lower", lambda *a, **k: None)
             f = dk.jit(lambda x: x ** exponent)
             with np.errstate(all="ignore"):
                 assert_same(f(x), want, ulps, f"x ** {exponent!r}")

@@ -22,7 +22,7 @@ import diffkit.numpy as dnp
 import diffkit.primitives as P
 import strategies as S
 from diffkit.backends import backend
-from diffkit.compiler import kernels, scalar_vm
+from diffkit.compiler import numba_kernels, scalar_vm
 from diffkit.ir.graph import Eqn, Graph, Var
 from diffkit.ir.tracer import trace_graph
 from diffkit.primitives import compare
@@ -235,7 +235,7 @@ def test_the_tape_lists_its_constants_and_rows():
 
 def test_without_numba_a_scalar_program_says_so_and_runs_on_plain_floats(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now fails
-    monkeypatch.setattr(kernels, "_said_missing", False)
+    monkeypatch.setattr(numba_kernels, "_said_missing", False)
     monkeypatch.setattr(scalar_vm, "_compiled", [])
     f = dk.jit(lambda x: dk.grad(loop)(x), fuse=True)
     with pytest.warns(RuntimeWarning, match=r"pip install diffkit\[jit\]"):

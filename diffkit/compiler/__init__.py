@@ -11,7 +11,9 @@ lowered to numpy code or fused kernels. The pipeline, one module a stage:
 * :mod:`.codegen` — the graph as Python/numpy source, one line per equation;
 * :mod:`.kernel_ir` — each kernel as a small typed program (loads, scalar operations,
   stores, sums, tests on the loop variables), what both renderers read;
-* :mod:`.kernels` — the Numba renderer, and the program calling a plan's kernels;
+* :mod:`.numba_kernels` — the Numba renderer; :mod:`.driver` — the program calling a
+  plan's kernels; :mod:`.buffers` — which arrays it keeps and shares; :mod:`.kernel_cache`
+  — kernels on disk, by hash;
 * :mod:`.llvm_kernels` — the LLVM IR renderer (llvmlite), cached on disk by hash;
 * :mod:`.vector_math` — exp, log, log1p and tanh in LLVM IR, so that their loops vectorize;
 * :mod:`.scalar_vm` — scalar programs as bytecode for a small compiled virtual machine;

@@ -50,7 +50,7 @@ def is_scalar(graph: Graph) -> bool:
         e.out.shape == () and (e.out.dtype == f64 or e.out.dtype == b) for e in graph.eqns)
 
 
-class _Writer:
+class Writer:
     """Names for atoms and parameters; constants go to the namespace."""
 
     def __init__(self, graph: Graph, scalar: bool = False) -> None:
@@ -135,7 +135,7 @@ def generate(graph: Graph, name: str = "f", inplace: dict[Var, Var] | None = Non
     memory it may reuse: the line becomes ``np.sin(v1, out=v1)``. ``scalar`` writes a
     graph of float64 scalars (:func:`is_scalar`) for plain floats and :mod:`math`.
     """
-    w = _Writer(graph, scalar)
+    w = Writer(graph, scalar)
     inplace = inplace or {}
     lines = [f"def {name}({', '.join(w.names[v] for v in graph.inputs)}):"]
     for e in graph.eqns:

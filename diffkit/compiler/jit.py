@@ -150,7 +150,7 @@ def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = Tr
     so once and runs the numpy code); ``fuse=False`` runs the generated numpy program, one
     call per equation. ``parallel=True`` lets the fused loops that gain use all cores:
     large loops with enough transcendental work per element (see
-    :func:`.kernels.threads_pay`); memory-bound loops stay on one thread, as by default."""
+    :func:`.numba_kernels.threads_pay`); memory-bound loops stay on one thread, as by default."""
     return Jit(fun, static_argnums, fuse, parallel)
 
 

@@ -20,7 +20,7 @@ formula) and five of the loop's own:
 
 Every fused value is computed at the index where it is needed, once per scope, so
 intermediates never travel through memory. Nothing here is text: :mod:`.llvm_kernels`
-renders the list as LLVM IR, :mod:`.kernels` as Numba source.
+renders the list as LLVM IR, :mod:`.numba_kernels` as Numba source.
 
 >>> import numpy as np, diffkit.numpy as dnp
 >>> from diffkit.compiler.fusion import fuse

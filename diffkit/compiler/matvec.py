@@ -20,7 +20,7 @@ takes 0.45-0.5x the time once X outgrows the cache (23 and 76 MB) and 0.75-0.85x
 that (0.1 to 8 MB), where it still saves the second call and the rows' round trip.
 :func:`pair_products` finds the pattern in a fusion plan and hands the products to the
 kernel (:attr:`~.fusion.Kernel.matvec`); the renderers (:mod:`.llvm_kernels`,
-:mod:`.kernels`' Numba source) write the loops. The sums are reassociated as in a fused
+:mod:`.numba_kernels`' Numba source) write the loops. The sums are reassociated as in a fused
 ``sum``: values agree with the library's products to rounding, not to the bit.
 
 >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp

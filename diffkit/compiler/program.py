@@ -20,7 +20,7 @@ from ..ir.tracer import trace_graph
 from .codegen import compile_source, generate, is_scalar
 from ..ir.graph import Const, Graph
 from .kernel_ir import KernelTooLarge
-from .kernels import fused_program
+from .driver import fused_program
 from .passes import optimize, plan_buffers
 from .scalar_vm import Bytecode, scalar_program
 
@@ -139,7 +139,7 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
           fuse: bool = False, parallel: bool = False, reuse_buffers: bool = True) -> Program:
     """Trace ``fun`` at the shapes/dtypes of ``args``, optimize, generate and compile
     (a graph of float64 scalars as plain floats and math, unless ``floats`` is False;
-    with ``fuse``, elementwise chains run as fused kernels, see :mod:`.kernels`, and a
+    with ``fuse``, elementwise chains run as fused kernels, see :mod:`.driver`, and a
     scalar graph on the tape VM, see :mod:`.scalar_vm`; ``reuse_buffers=False`` writes every
     equation into a fresh array, for reading, instead of the buffer plan's ``out=``)."""
     start = time.perf_counter()

@@ -46,7 +46,8 @@ from ..primitives.lowering import OPS, ScalarExpr
 from . import formulas
 from .codegen import compile_source, is_scalar
 from ..ir.graph import Const, Graph, Var
-from .kernels import import_source, numba_or_none
+from .kernel_cache import import_source
+from .numba_kernels import numba_or_none
 
 #: opcode -> scalar operation (the lowering registry's, in its order: common ones first)
 NAMES = list(OPS)

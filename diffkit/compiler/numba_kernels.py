@@ -1,0 +1,154 @@
+"""The Numba renderer: a kernel's typed program (:mod:`.kernel_ir`) as Python source for
+``numba.njit``, the module of a program's Numba kernels, and when threads pay.
+
+A kernel the LLVM renderer (:mod:`.llvm_kernels`) does not take — float32 or integer
+arrays, or threads — is written here as the loop :mod:`.driver` describes and compiled as
+``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``: no array allocated inside
+(no runtime calls), float64 functions as :mod:`math` calls, numbers in the kernel's float32
+where it computes in float32. ``parallel=True`` splits the outer loop over threads (a
+``prange``) only where :func:`threads_pay`. Numba is optional (``pip install
+diffkit[jit]``): without it :func:`numba_or_none` says so once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..ir.graph import Var
+from ..primitives.lowering import OPS, ScalarExpr
+from . import formulas, vector_math
+from .kernel_cache import import_source
+from .kernel_ir import Instr, KernelIR, Operand, index_text
+
+MISSING = ("numba is not installed, so fuse=True runs the unfused numpy program (plain "
+           "floats for a scalar one); for fused kernels and the scalar tape VM: "
+           "pip install diffkit[jit]")
+_said_missing = False
+
+
+def numba_or_none() -> Any:
+    """The numba module, or None after saying once (a warning) what is missing."""
+    global _said_missing
+    try:
+        import numba
+    except ImportError:
+        if not _said_missing:
+            _said_missing = True
+            warnings.warn(MISSING, RuntimeWarning, stacklevel=3)
+        return None
+    return numba
+
+
+#: parallel=True threads a kernel over at least this many elements ...
+PARALLEL_MIN_SIZE = 100_000
+#: ... with at least one C library call (~10-20 ns each) per this many array elements it
+#: reads or writes (~1 ns each at one core's memory bandwidth)
+ACCESSES_PER_CALL = 4
+#: functions of a few cycles, which do not make a loop compute-bound; exp, log, log1p and
+#: tanh vectorize on the one-thread LLVM route (vector_math.py: ~1-2 ns each), faster than
+#: the C library's scalar calls a threaded (Numba) kernel makes on two cores
+CHEAP_CALLS = {"fabs", "floor", "ceil", "rint", "copysign", "sqrt", *vector_math.CALLS}
+
+
+def threads_pay(ir: KernelIR) -> bool:
+    """Whether splitting the kernel's outer loop over threads gains: enough elements, and
+    enough transcendental work per memory access (see :data:`ACCESSES_PER_CALL`).
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.compiler.kernel_ir import build
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> def ir(f, n):
+    ...     plan = fuse(trace_graph(f, (np.ones(n),)))
+    ...     return build(plan, plan.kernels[0])
+    >>> threads_pay(ir(lambda x: dnp.sin(dnp.exp(x)) * x, 10**6))
+    True
+    >>> threads_pay(ir(lambda x: x[1:] * x[:-1] + 1.0, 10**6)), threads_pay(ir(dnp.sin, 10))
+    (False, False)
+    """
+    instrs = ir.instructions()
+    calls = sum(1 for i in instrs if i.op in OPS and OPS[i.op].kind == "call"
+                and i.op not in CHEAP_CALLS)
+    accesses = sum(1 for i in instrs if i.op in ("load", "store"))
+    if ir.matvec is not None or any(i.op == "add_at" for i in instrs):
+        return False  # one thread: rows added to one output (threads would race)
+    return int(np.prod(ir.domain)) >= PARALLEL_MIN_SIZE and calls > 0 and \
+        calls * ACCESSES_PER_CALL >= accesses
+
+
+def numba_source(ir: KernelIR, parallel: bool = False) -> str:
+    """The kernel as Python source for ``numba.njit``: inputs, then the arrays to write
+    (``o0, o1 ...``); it returns the fused sums, if any. The outer loop is a ``prange``
+    when ``parallel``."""
+    lines = [f"def {ir.name}({', '.join(p.name for p in ir.params)}):"]
+    lines += [f"    s{k} = 0.0" for k in range(ir.sums)]
+    if ir.matvec:  # rows = X @ w first (see .matvec; Numba's route takes two passes)
+        X, w, rows, _, _ = ir.matvec
+        lines += [f"    w_flat = {w}.reshape(-1)", f"    for r in range({rows}.shape[0]):",
+                  "        acc = 0.0", f"        for j in range({X}.shape[1]):",
+                  f"            acc += {X}[r, j] * w_flat[j]", f"        {rows}[r] = acc"]
+    for axis, n in enumerate(ir.domain):
+        loop = "prange" if parallel and axis == 0 else "range"
+        lines.append("    " * (axis + 1) + f"for i{axis} in {loop}({n}):")
+    full = ", ".join(f"i{a}" for a in range(len(ir.domain)))
+    lines += _statements(ir.body, len(ir.domain) + 1, full)
+    if ir.matvec:
+        X, _, _, grad, out = ir.matvec
+        lines += [f"    out_flat = {out}.reshape(-1)", "    out_flat[:] = 0.0",
+                  f"    for r in range({grad}.shape[0]):", f"        for j in range({X}.shape[1]):",
+                  f"            out_flat[j] += {grad}[r] * {X}[r, j]"]
+    if ir.sums:
+        lines.append(f"    return ({', '.join(f's{k}' for k in range(ir.sums))},)")
+    return "\n".join(lines) + "\n"
+
+
+def _statements(body: list[Instr] | tuple[Instr, ...], depth: int, full: str) -> list[str]:
+    pad, lines = "    " * depth, []
+    for i in body:
+        if i.op == "if":
+            tests, inner = i.args
+            lines.append(pad + "if " + " and ".join(f"i{a} {c} {n}" for a, c, n in tests) + ":")
+            lines += _statements(inner, depth + 1, full)
+        elif i.op == "load":
+            lines.append(f"{pad}{i.result} = {i.args[0]}[{', '.join(map(index_text, i.args[1]))}]")
+        elif i.op == "store":
+            lines.append(f"{pad}{i.args[0]}[{full}] = {_operand(i.args[1], i.dtype)}")
+        elif i.op == "add_to":
+            lines.append(f"{pad}s{i.args[0]} += {_operand(i.args[1], i.dtype)}")
+        elif i.op == "add_at":
+            out, value, index, _ = i.args
+            lines.append(f"{pad}{out}[{', '.join(map(index_text, index))}] += "
+                         f"{_operand(value, i.dtype)}")
+        elif i.op == "set":
+            lines.append(f"{pad}{i.result} = {_operand(i.args[0], i.dtype)}")
+        else:
+            typed = i.dtype if OPS[i.op].kind != "compare" else None
+            expr = ScalarExpr(i.op, tuple(map(ScalarExpr.arg, range(len(i.args)))))
+            lines.append(f"{pad}{i.result} = " + formulas.python(
+                expr, [_operand(a, typed) for a in i.args], i.dtype == np.float64))
+    return lines
+
+
+def _operand(a: Operand, dtype: np.dtype | None) -> str:
+    """A result's name, or a number (in float32 where the operation computes in float32,
+    so that numpy's weak Python scalars are matched)."""
+    if isinstance(a, str):
+        return a
+    text = formulas.literal(a)
+    return f"np.float32({text})" if dtype == np.float32 and not isinstance(a, bool) else text
+
+
+def dtype_name(v: Var) -> str:
+    return "bool_" if v.dtype.kind == "b" else v.dtype.name
+
+
+def load(kernels: list[tuple[str, bool]]) -> Any:
+    """Import the kernels' module (written once per source, keyed by its hash); a kernel
+    whose outer loop is a ``prange`` compiled with ``parallel=True``."""
+    deco = "@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{})\n"
+    return import_source("import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n"
+                         + "\n\n".join(deco.format(", parallel=True" if threads else "") + k
+                                         for k, threads in kernels))
