@@ -116,3 +116,40 @@ def test_out_of_domain_entropies_are_infinite_as_scipy() -> None:
     np.testing.assert_array_equal(dsp.kl_div(x, y), ss.kl_div(x, y))
     np.testing.assert_array_equal(dsp.rel_entr(x, y), ss.rel_entr(x, y))
     np.testing.assert_array_equal(dsp.entr(x), ss.entr(x))
+
+
+def _ive(v: float) -> Callable[[Any], Any]:
+    return lambda x: mp.besseli(v, x) * mp.exp(-abs(x))
+
+
+# (diffkit function, mpmath function, x, derivative order, ulps): where SciPy's own value or
+# the textbook rule lost digits (docs/accuracy.md gives each one's before and after)
+KEPT_DIGITS = [
+    (lambda x: dsp.gammainc(2.5, x), lambda x: mp.gammainc(2.5, 0, x, regularized=True),
+     1e-120, 0, 4),  # SciPy's: 600 ulps (its prefactor's exponent, -690, rounded first)
+    (lambda x: dsp.gammaincc(2.5, x), lambda x: mp.gammainc(2.5, x, mp.inf, regularized=True),
+     600.0, 0, 4),
+    (lambda x: dsp.gammainc(2.5, x), lambda x: x**1.5 * mp.exp(-x) / mp.gamma(2.5),
+     9.06e-198, 1, 4),  # exp(xlogy(a - 1, x) - x - gammaln(a)): 513 ulps
+    (lambda x: dsp.gammaincc(2.5, x), lambda x: -x**1.5 * mp.exp(-x) / mp.gamma(2.5),
+     710.0, 1, 4),  # (exp(-x) is subnormal there, the density is not)
+    (lambda x: dsp.betainc(0.5, 2.5, x), lambda x: x**-0.5 * (1 - x)**1.5 / mp.beta(0.5, 2.5),
+     1.36e-291, 1, 4),  # 290 ulps
+    (dsp.i0e, _ive(0), 1e115, 0, 4),  # SciPy's i0e: 1.26e-58 for 3.99e-58
+    (lambda x: dsp.ive(1.0, x), _ive(1), -1e200, 0, 4),  # SciPy's ive: NaN from 1.3e9
+    (lambda x: dsp.ive(1.0, x), lambda x: mp.diff(_ive(1), x), 1e10, 1, 4),
+    (lambda x: dsp.iv(1.0, x), lambda x: mp.besseli(1, x), 1e-300, 0, 1),  # SciPy's: 0
+    (dsp.gammaln, lambda x: mp.log(abs(mp.gamma(x))), -2.4570247, 0, 4),  # SciPy's: 6e5 ulps
+    (dsp.digamma, mp.digamma, -0.5040830082644554 * (1 + 1e-15), 0, 4),  # every digit lost
+    (lambda x: dsp.polygamma(2, x), lambda x: mp.polygamma(2, x), -2.49944439, 0, 4),
+    (lambda q: dsp.zeta(3.0, q), lambda q: mp.zeta(3, q), 3.0, 0, 2.5),  # SciPy's: 4.9 near 3
+]
+
+
+@pytest.mark.parametrize("fn, ref, x, order, ulps", KEPT_DIGITS)
+def test_the_reviewed_forms_keep_their_digits(fn: Callable[[Any], Any], ref: Callable[[Any], Any],
+                                              x: float, order: int, ulps: float) -> None:
+    with mp.workdps(40):
+        want = float(ref(mp.mpf(x)))
+    got = float(dk.grad(fn)(x) if order else fn(x))
+    assert abs(got - want) <= ulps * np.spacing(abs(want)), (x, got, want)

@@ -855,10 +855,13 @@ def stat(err: np.ndarray, xs: np.ndarray, counted: np.ndarray) -> Stat | None:
 
 
 def measure(case: Case, methods: Sequence[str] = tuple(METHODS), n: int = 400,
-            xs: np.ndarray | None = None, ref: dict | None = None) -> list[dict[str, Any]]:
+            xs: np.ndarray | None = None, ref: dict | None = None, detail: bool = False
+            ) -> list[dict[str, Any]]:
     """One record per method: ``{"function", "method", "value", "d1", "d2", "note"}``, each
     quantity ``Stat.as_dict()`` (None: not computed by it, or no point counted); methods
-    not installed are left out, one that fails says why in ``note``."""
+    not installed are left out, one that fails says why in ``note``. With ``detail`` a
+    record also holds ``ulps``: per quantity computed, the error at each point (3
+    significant digits; None where the point is left out), for a figure."""
     xs = points(case, n) if xs is None else xs
     ref = reference(case, xs) if ref is None else ref
     records = []
@@ -882,8 +885,12 @@ def measure(case: Case, methods: Sequence[str] = tuple(METHODS), n: int = 400,
                 notes.append(f"{q}: n/a ({_line(exc)})")
                 continue
             hi, lo = ref[q]
-            s = stat(ulps(got, hi, lo), xs, normal(hi))
+            err, counted = ulps(got, hi, lo), normal(hi)
+            s = stat(err, xs, counted)
             rec[q] = s.as_dict() if s else None
+            if detail:
+                rec.setdefault("ulps", {})[q] = [float(f"{e:.3g}") if c else None
+                                                 for e, c in zip(err.tolist(), counted)]
         rec["note"] = "; ".join(notes)
         records.append(rec)
     return records

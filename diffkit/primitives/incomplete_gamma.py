@@ -1,4 +1,5 @@
-"""Derivatives of the regularized incomplete gamma function in its shape ``a``.
+"""Derivatives of the regularized incomplete gamma function in its shape ``a`` (and, in
+:func:`regularized`, its value where SciPy's takes the rounding of a large exponent).
 
 ``d^n/da^n P(a, x)`` (``P = gammainc``; ``Q = gammaincc = 1 - P`` has the opposite
 derivatives) has no closed form. It is computed here the way ``P`` and ``Q`` themselves are
@@ -77,6 +78,11 @@ def _log_prefactor(sp: Any, a: np.ndarray, x: np.ndarray, order: int, shift: flo
 
 def _series(sp: Any, a: np.ndarray, x: np.ndarray, order: int) -> np.ndarray:
     """P(a + e, x) to order ``order`` in e, by the power series (for x <= max(a, 1))."""
+    return _mul(_exp(_log_prefactor(sp, a, x, order, 1.0)), _series_sum(a, x, order))
+
+
+def _series_sum(a: np.ndarray, x: np.ndarray, order: int) -> np.ndarray:
+    """S(a + e, x) = sum_m x^m / ((a + 1 + e) ... (a + m + e)) to order ``order`` in e."""
     term = np.zeros((order + 1,) + a.shape)
     term[0] = 1.0
     total, done = term.copy(), np.zeros(a.shape, bool)
@@ -91,12 +97,17 @@ def _series(sp: Any, a: np.ndarray, x: np.ndarray, order: int) -> np.ndarray:
         if done.all():
             break
     total[:, ~done] = np.nan
-    return _mul(_exp(_log_prefactor(sp, a, x, order, 1.0)), total)
+    return total
 
 
 def _continued_fraction(sp: Any, a: np.ndarray, x: np.ndarray, order: int) -> np.ndarray:
     """Q(a + e, x) to order ``order`` in e, by Legendre's continued fraction (for x > a,
     x > 1), evaluated by the modified Lentz method in series arithmetic."""
+    return _mul(_exp(_log_prefactor(sp, a, x, order, 0.0)), _fraction(a, x, order))
+
+
+def _fraction(a: np.ndarray, x: np.ndarray, order: int) -> np.ndarray:
+    """h(a + e, x) of Legendre's continued fraction to order ``order`` in e (modified Lentz)."""
     shape = (order + 1,) + a.shape
 
     def constant(v: Any) -> np.ndarray:
@@ -127,7 +138,7 @@ def _continued_fraction(sp: Any, a: np.ndarray, x: np.ndarray, order: int) -> np
         if done.all():
             break
     h[:, ~done] = np.nan
-    return _mul(_exp(_log_prefactor(sp, a, x, order, 0.0)), h)
+    return h
 
 
 def gammainc_da(sp: Any, a: Any, x: Any, n: int) -> Any:
@@ -145,4 +156,66 @@ def gammainc_da(sp: Any, a: Any, x: Any, n: int) -> Any:
             out[by_fraction] = -math.factorial(n) * _continued_fraction(
                 sp, a[by_fraction], x[by_fraction], n)[n]
     out[(a > 0) & np.isfinite(a) & ((x == 0) | (x == np.inf))] = 0.0
+    return out[()] if out.ndim == 0 else out
+
+
+def _prefix(sp: Any, a: np.ndarray, x: np.ndarray, shift: float) -> np.ndarray:
+    """``x^a e^-x / Gamma(a + shift)`` as a product (pow and exp take their arguments
+    exactly; e^-x as e^(-x/2) twice beyond x = 700): e^L with L rounded first is |L|
+    ulps off (600 at x = 1e-120 for a = 2.5). NaN where a factor overflows."""
+    half = x > 700.0
+    e = np.exp(-np.where(half, 0.5, 1.0) * x)
+    out = np.power(x, a) * e / sp.gamma(a + shift) * np.where(half, e, 1.0)
+    fits = (a * np.log(x) < 700.0) & (a + shift < 170.0)
+    return np.where(fits, out, np.nan)
+
+
+def _series_rest(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """S - 1 = sum_m>=1 x^m / ((a + 1) ... (a + m)) for x <= min(1, a): the terms fall by
+    x / (a + m) <= 1 / m, 30 of them leave less than 1e-32."""
+    term, rest = np.ones_like(x), np.zeros_like(x)
+    for m in range(1, 31):
+        term = term * x / (a + m)
+        rest = rest + term
+    return rest
+
+
+def _fraction_backward(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """h of Legendre's continued fraction for x >= max(2a, 10), evaluated from its 50th
+    level up (each level one quotient of numbers of one sign: within 1.8 ulps, where the
+    modified Lentz method's product of ratios is 6 to 12 ulps off); 40 levels already agree
+    to the last digit there (a up to 160)."""
+    t = np.zeros_like(x)
+    for i in range(50, 0, -1):
+        t = -i * (i - a) / (x + (2 * i + 1) - a + t)
+    return 1.0 / (x + 1.0 - a + t)
+
+
+def regularized(sp: Any, a: Any, x: Any, upper: bool) -> Any:
+    """``gammainc(a, x)`` (``gammaincc`` if ``upper``): SciPy's, but where its prefactor
+    e^L (L = a log x - x - log Gamma(a) of size several hundred) would carry the rounding
+    of L, from the product :func:`_prefix`: for x <= min(1, a) the series ``P = prefix S``
+    (S = sum_m x^m / ((a + 1) ... (a + m)), every term positive; Q = 1 - P), for
+    x >= max(2a, 10) Legendre's continued fraction ``Q = prefix h`` (P = 1 - Q).
+
+    >>> import scipy.special as sp  # P(2.5, x) = x^2.5 / Gamma(3.5) = 1e-250 / 3.323... here
+    >>> ours, scipys = regularized(sp, 2.5, 1e-100, upper=False), sp.gammainc(2.5, 1e-100)
+    >>> float(ours) * 1e250, float(scipys) * 1e250
+    (0.30090111122547, 0.30090111122546986)
+    """
+    value = sp.gammaincc(a, x) if upper else sp.gammainc(a, x)
+    if np.iscomplexobj(a) or np.iscomplexobj(x):
+        return value
+    a, x = (np.array(v, dtype=float) for v in np.broadcast_arrays(a, x))
+    out = np.array(value, dtype=float)
+    inside = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    low, high = inside & (x <= np.minimum(1.0, a)), inside & (x >= np.maximum(2.0 * a, 10.0))
+    with np.errstate(all="ignore"):
+        if low.any():
+            pre = _prefix(sp, a[low], x[low], 1.0)
+            p = pre + pre * _series_rest(a[low], x[low])  # (1 + rest would round at 1's place)
+            out[low] = np.where(np.isnan(p), out[low], 1.0 - p if upper else p)
+        if high.any():
+            q = _prefix(sp, a[high], x[high], 0.0) * _fraction_backward(a[high], x[high])
+            out[high] = np.where(np.isnan(q), out[high], q if upper else 1.0 - q)
     return out[()] if out.ndim == 0 else out

@@ -27,11 +27,16 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..core import DiffkitError, Primitive
-from .elementwise import exp, log, no_closed_form, sign
+from .compare import mask, select
+from .elementwise import abs, exp, log, maximum, no_closed_form, power, sign  # noqa: A004
 from .incomplete_gamma import gammainc_da as _gammainc_da_impl
+from .incomplete_gamma import regularized
 from .lowering import SCIPY
-from .special import _jax_special, _sp, betaln, gammaln, polygamma, scipy_special, xlog1py, xlogy
+from .special import (_jax_special, _plain, _sp, beta, betaln, gamma, gammaln, polygamma,
+                      scipy_special, xlog1py, xlogy)
 
 
 def _refused(name: str, arg: str) -> Callable[..., Any]:
@@ -48,21 +53,99 @@ def _times(d: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def in_one(name: str, refused: tuple[str, ...], d: Callable[..., Any],
-           array_api: Any = None) -> Primitive:
+           array_api: Any = None, impl: Callable[..., Any] | None = None) -> Primitive:
     """A primitive differentiable in its last argument, with derivative ``d(y, *args)``
     there; the arguments before it, named in ``refused``, are refused by name when
     differentiated."""
-    return partials(name, (*refused, d), array_api)
+    return partials(name, (*refused, d), array_api, impl)
 
 
 def partials(name: str, each: tuple[str | Callable[..., Any], ...],
-             array_api: Any = None) -> Primitive:
+             array_api: Any = None, impl: Callable[..., Any] | None = None) -> Primitive:
     """A SciPy function of several arguments with one entry of ``each`` per argument: its
     partial derivative ``d(y, *args)``, or the argument's name where it has none (then
-    differentiating it is an error that names it)."""
+    differentiating it is an error that names it). ``impl``: its numpy implementation, if
+    not SciPy's function of that name."""
     rules = tuple(_refused(name, d) if isinstance(d, str) else _times(d) for d in each)
-    return Primitive(name, _sp(name), jvp=rules, vjp=rules, broadcasts=True, lower=SCIPY,
+    return Primitive(name, impl or _sp(name), jvp=rules, vjp=rules, broadcasts=True, lower=SCIPY,
                      sympy=no_closed_form(name), array_api=array_api or (lambda xp, *args: _jax_special(xp, name)(*args)))
+
+
+_NEAR, _FAR = 2.0, 20.0  # |x| <= 2: the power series of I_v; |x| >= 20 + v^2: the asymptotic one
+
+
+def _asymptotic(v: Any, u: Any, weight: Callable[[int], float] = lambda k: 1.0) -> Any:
+    """sum_k w(k) c_k u^k, 40 terms, c_k those of ive(v, x) ~ (2 pi x)^-1/2 sum_k c_k x^-k:
+    c_0 = 1, c_k = c_(k-1) ((2k - 1)^2 - 4 v^2) / (8k), with 1/sqrt(2 pi) folded in. For
+    x >= 20 + v^2 the terms fall below 1e-17 before they grow again (the smallest is about
+    e^-2x). Numbers or primitives alike (v a constant), so it differentiates again."""
+    c, mu, terms = 1.0 / math.sqrt(2.0 * math.pi), 4.0 * v * v, []
+    for k in range(40):
+        if k:
+            c = c * ((2 * k - 1) ** 2 - mu) * (1.0 / (8 * k))
+        terms.append(c * weight(k))
+    total = 0.0
+    for t in reversed(terms):  # Horner's rule
+        total = total * u + t
+    return total
+
+
+def _bessel_i(v: Any, x: Any, scaled: bool) -> Any:
+    """iv(v, x), or ive(v, x) = iv(v, x) exp(-|x|) (``scaled``): SciPy's (i0e for ive(0, x)),
+    but for |x| <= 2 the power series (x/2)^v sum_k (x^2/4)^k / (k! Gamma(v + k + 1)), every
+    term positive (SciPy's iv(1, x) is 0 below 1e-235, its ive(2.5, 1e-200) 6e14 ulps off),
+    and for |x| >= 20 + v^2 the asymptotic series (:func:`_asymptotic`; SciPy's ive is NaN
+    from |x| = 1.3e9, its iv 11 ulps off near 470). Where I_v(x) is not real (x < 0, v not
+    an integer) and for complex values, SciPy's.
+
+    >>> float(_bessel_i(1.0, 1e-300, scaled=False)), float(_bessel_i(0.0, -1e300, scaled=True))
+    (5e-301, 3.989422804014327e-151)
+    """
+    special = scipy_special()
+    out = special.ive(v, x) if scaled else special.iv(v, x)
+    if np.iscomplexobj(x) or np.iscomplexobj(v):
+        return out
+    with np.errstate(all="ignore"):
+        v, x = np.broadcast_arrays(np.asarray(v, dtype=float), np.asarray(x, dtype=float))
+        if scaled:
+            out = np.where(v == 0, special.i0e(x), out)
+        integer = v == np.rint(v)
+        order = np.where(integer, np.abs(v), v)  # I_-n = I_n
+        a = np.abs(x)
+        sign = np.where(x < 0, 1.0 - 2.0 * np.abs(np.fmod(order, 2.0)), 1.0)
+        real = (order >= 0) & (integer | (x >= 0))
+        near, far = real & (a <= _NEAR), real & (a >= _FAR + order * order)
+        t, ratios = 0.25 * np.where(near, x * x, 0.0), [1.0]
+        for k in range(1, 16):  # (x^2/4)^k / (k!)^2 < 2e-19 from k = 16
+            ratios.append(ratios[-1] / (k * (order + k)))
+        rest = 0.0
+        for r in reversed(ratios[1:]):  # sum_k>=1 t^k / (k! (v + 1)_k), smallest first
+            rest = (rest + r) * t
+        base = np.power(0.5 * a, order) * special.rgamma(order + 1.0) * (
+            np.exp(-a) if scaled else 1.0)
+        small = base + base * rest  # (1 + rest rounded would round at 1's last place)
+        large = np.power(a, -0.5) * _asymptotic(order, 1.0 / np.where(far, a, 1e3))
+        if not scaled:  # (e^a as e^(a/2) twice: I_v overflows at 714, e^a at 709.8)
+            half = np.exp(0.5 * np.where(far, a, 0.0))
+            large = large * half * half
+        out = np.where(near, sign * small, np.where(far, sign * large, out))
+    return out[()] if out.ndim == 0 else out
+
+
+def _ive_d(y: Any, v: Any, x: Any) -> Any:
+    """d/dx ive(v, x) = (ive(v - 1, x) + ive(v + 1, x)) / 2 - sign(x) ive(v, x): the terms
+    agree to about 1/(2|x|), so from |x| = 20 + v^2 on the asymptotic series differentiated
+    term by term, -sign(x) sign(y) |x|^-3/2 sum_k (k + 1/2) c_k |x|^-k, instead (all of the
+    difference's digits are gone by |x| = 1e16). Each form sees harmless values (|x| = 1000,
+    x = 1) where the other is taken."""
+    if _plain(x):
+        return 0.5 * (ive(v - 1.0, x) + ive(v + 1.0, x)) - sign(x) * y
+    far = mask(np.greater_equal, abs(x), _FAR + v * v)
+    a = select(far, abs(x), 1e3)
+    d_far = -sign(x) * sign(y) * power(a, -1.5) * _asymptotic(v, 1.0 / a, lambda k: k + 0.5)
+    x_near, y_near = select(far, 1.0, x), select(far, 0.0, y)
+    d_near = 0.5 * (ive(v - 1.0, x_near) + ive(v + 1.0, x_near)) - sign(x_near) * y_near
+    return select(far, d_far, d_near)
 
 
 def _jv_array(xp: Any, v: Any, x: Any) -> Any:
@@ -70,17 +153,93 @@ def _jv_array(xp: Any, v: Any, x: Any) -> Any:
     return _jax_special(xp, "bessel_jn")(x, v=int(v))[-1]
 
 
+def _own_orders(name: str, zero: str, one: str | None = None) -> Callable[[Any, Any], Any]:
+    """SciPy's ``name(v, x)``, but for |x| <= 5 its own ``zero(x)`` (and ``one(x)``, C_-1 =
+    -C_1) of Cephes for the orders 0 (and +-1): j0's and j1's rational forms there carry the
+    factors (x^2 - z_1^2)(x^2 - z_2^2) of their first zeros, where the general routine keeps
+    an absolute error (jv(0, x) is 5e15 ulps off next to 2.4048, j0 2.8e15; yv(0, x) 1.2e16
+    next to 0.8936, y0 1.4e15; y1 is no better than yv(1, x)). Beyond 5 Cephes's are the
+    less accurate (j1 at x = 1e4: 1000 ulps)."""
+    def impl(v: Any, x: Any) -> Any:
+        special = scipy_special()
+        out = getattr(special, name)(v, x)
+        if np.iscomplexobj(x) or np.iscomplexobj(v):
+            return out
+        with np.errstate(all="ignore"):
+            own = np.where(v == 0, getattr(special, zero)(x), out)
+            if one:
+                c1 = getattr(special, one)(x)
+                own = np.where(v == 1, c1, np.where(v == -1, -c1, own))
+            out = np.where(np.abs(x) <= 5.0, own, out)
+        return out[()] if out.ndim == 0 else out
+    impl.__name__ = name
+    return impl
+
+
 jv = in_one("jv", ("v",), lambda y, v, x: 0.5 * (jv(v - 1.0, x) - jv(v + 1.0, x)),
-            array_api=_jv_array)
-yv = in_one("yv", ("v",), lambda y, v, x: 0.5 * (yv(v - 1.0, x) - yv(v + 1.0, x)))
-iv = in_one("iv", ("v",), lambda y, v, x: 0.5 * (iv(v - 1.0, x) + iv(v + 1.0, x)))
+            array_api=_jv_array, impl=_own_orders("jv", "j0", "j1"))
+yv = in_one("yv", ("v",), lambda y, v, x: 0.5 * (yv(v - 1.0, x) - yv(v + 1.0, x)),
+            impl=_own_orders("yv", "y0"))
+iv = in_one("iv", ("v",), lambda y, v, x: 0.5 * (iv(v - 1.0, x) + iv(v + 1.0, x)),
+            impl=lambda v, x: _bessel_i(v, x, scaled=False))
 ive = in_one(  # iv(v, x) exp(-|x|)
-    "ive", ("v",), lambda y, v, x: 0.5 * (ive(v - 1.0, x) + ive(v + 1.0, x)) - sign(x) * y)
+    "ive", ("v",), lambda y, v, x: _ive_d(y, v, x), impl=lambda v, x: _bessel_i(v, x, scaled=True))
+
+
+def _below(*exponents: Any) -> Any:
+    """Where every one of the natural logarithms ``exponents`` is below 700: none of the
+    numbers they are the logarithms of overflows (one mask per example under vmap)."""
+    largest = exponents[0]
+    for e in exponents[1:]:
+        largest = maximum(largest, e)
+    return mask(np.less, largest, 700.0)
 
 
 def _gamma_density(a: Any, x: Any) -> Any:
-    """x^(a-1) e^-x / Gamma(a): d/dx of the regularized lower incomplete gamma function."""
-    return exp(xlogy(a - 1.0, x) - x - gammaln(a))
+    """x^(a-1) e^-x / Gamma(a): d/dx of the regularized lower incomplete gamma function.
+
+    As the product ``power(x, a - 1) exp(-x) / Gamma(a)`` wherever no factor overflows
+    (a < 171; beyond x = 700, where exp(-x) is subnormal before the density is, exp(-x/2)
+    twice): pow and exp take their arguments exactly, so the product is within 3 ulps, and
+    its derivative stays a normal number where the density underflows (a > 1, x -> 0).
+    ``exp((a - 1) log x - x - log Gamma(a))`` takes the rounding of its exponent (500 ulps
+    at x = 1e-198, where it is -680): it is kept where a factor would overflow. Each form
+    sees harmless values (a = 2, x = 1) where the other is taken.
+
+    >>> round(float(_gamma_density(2.5, 700.0)) * 1e300, 12)  # 700^1.5 e^-700 / Gamma(2.5)
+    1.373641895033
+    """
+    if _plain(a) or _plain(x):
+        return exp(xlogy(a - 1.0, x) - x - gammaln(a))
+    ok = _below(xlogy(a - 1.0, maximum(x, 1e-300)), 0.5 * x, 4.1 * a)
+    a_p, x_p = select(ok, a, 2.0), select(ok, x, 1.0)
+    split = mask(np.greater, x_p, 700.0)
+    e = exp(-select(split, 0.5, 1.0) * x_p)  # (x/2 exact)
+    product = power(x_p, a_p - 1.0) * e / gamma(a_p) * select(split, e, 1.0)
+    a_e, x_e = select(ok, 2.0, a), select(ok, 1.0, x)
+    return select(ok, product, exp(xlogy(a_e - 1.0, x_e) - x_e - gammaln(a_e)))
+
+
+def _beta_density(a: Any, b: Any, x: Any) -> Any:
+    """x^(a-1) (1-x)^(b-1) / B(a, b): d/dx of the regularized incomplete beta function.
+
+    As the product ``power(x, a - 1) power(1 - x, b - 1) / B(a, b)`` wherever no factor
+    over- or underflows (1 - x is exact from x = 1/2, and within half an ulp below):
+    within 3 ulps. ``exp((a - 1) log x + (b - 1) log1p(-x) - log B(a, b))`` takes the
+    rounding of its exponent (290 ulps at x = 1e-291): it is kept where a factor would
+    overflow. Each form sees harmless values (a = b = 2, x = 1/2) where the other is taken.
+
+    >>> round(float(_beta_density(0.5, 2.5, 0.25)) * float(beta(0.5, 2.5)), 15)
+    1.299038105676658
+    """
+    if _plain(a) or _plain(b) or _plain(x):
+        return exp(xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b))
+    log_b = betaln(a, b)
+    ok = _below(xlogy(a - 1.0, maximum(x, 1e-300)), xlog1py(b - 1.0, -x), abs(log_b))
+    a_p, b_p, x_p = select(ok, a, 2.0), select(ok, b, 2.0), select(ok, x, 0.5)
+    product = power(x_p, a_p - 1.0) * power(1.0 - x_p, b_p - 1.0) / beta(a_p, b_p)
+    x_e = select(ok, 0.5, x)
+    return select(ok, product, exp(xlogy(a - 1.0, x_e) + xlog1py(b - 1.0, -x_e) - log_b))
 
 
 def _density_da(a: Any, x: Any, n: int) -> Any:
@@ -120,11 +279,53 @@ gammainc_da = Primitive(  # d^n/da^n gammainc(a, x), n >= 1 (gammaincc's: its ne
     saves=("a x", "a x"), broadcasts=True, lower=SCIPY, sympy=no_closed_form("gammainc_da"),
     array_api=_gammainc_da_array)
 gammainc = partials("gammainc", (lambda y, a, x: gammainc_da(a, x, n=1),
-                                 lambda y, a, x: _gamma_density(a, x)))
+                                 lambda y, a, x: _gamma_density(a, x)),
+                    impl=lambda a, x: regularized(scipy_special(), a, x, upper=False))
 gammaincc = partials("gammaincc", (lambda y, a, x: -gammainc_da(a, x, n=1),
-                                   lambda y, a, x: -_gamma_density(a, x)))
+                                   lambda y, a, x: -_gamma_density(a, x)),
+                     impl=lambda a, x: regularized(scipy_special(), a, x, upper=True))
 betainc = in_one(  # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)
     "betainc", ("a", "b"),
-    lambda y, a, b, x: exp(xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b)))
+    lambda y, a, b, x: _beta_density(a, b, x))
+# B_2j / (2j)!, j = 1 .. 8: the Euler-Maclaurin corrections of Hurwitz zeta
+_EULER_MACLAURIN = tuple(b / math.factorial(2 * j) for j, b in enumerate(
+    (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510), start=1))
+
+
+def _zeta(x: Any, q: Any) -> Any:
+    """Hurwitz zeta(x, q) = sum_k (q + k)^-x: SciPy's, but for x > 1 and 0 < q < 20 by
+    Euler-Maclaurin from the 12th term on, w = q + 12: w^(1-x) / (x - 1) + w^-x / 2
+    + sum_j B_2j / (2j)! x (x + 1) ... (x + 2j - 2) w^(-x-2j+1) (below 1e-20 by j = 8),
+    then the 12 first terms added, the smallest first, by a compensated sum: within 2
+    ulps (SciPy's 4.9 near q = 3).
+
+    >>> round(float(_zeta(2.0, 1.0)) * 6 / math.pi**2, 15)
+    1.0
+    """
+    special = scipy_special()
+    out = special.zeta(x, q)
+    if np.iscomplexobj(x) or np.iscomplexobj(q):
+        return out
+    with np.errstate(all="ignore"):
+        x, q = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(x, q))
+        near = (x > 1.0) & (q > 0.0) & (q < 20.0)
+        if np.any(near):
+            q = np.where(near, q, 1.0)
+            w = q + 12.0
+            rising, power, total = x, np.power(w, -x - 1.0), 0.0
+            for j, c in enumerate(_EULER_MACLAURIN, start=1):
+                total = total + c * rising * power
+                rising, power = rising * (x + 2 * j - 1) * (x + 2 * j), power / (w * w)
+            total, lost = total + np.power(w, 1.0 - x) / (x - 1.0) + 0.5 * np.power(w, -x), 0.0
+            for k in range(11, -1, -1):  # (Neumaier's compensated sum: what each sum drops)
+                term = np.power(q + k, -x)
+                bigger = total + term
+                lost = lost + np.where(np.abs(total) >= np.abs(term), (total - bigger) + term,
+                                       (term - bigger) + total)
+                total = bigger
+            out = np.where(near, total + lost, out)
+    return out[()] if out.ndim == 0 else out
+
+
 zeta = in_one(  # Hurwitz zeta(x, q) = sum_k (k + q)^-x; d/dq = -x zeta(x + 1, q)
-    "zeta", ("x",), lambda y, x, q: -x * zeta(x + 1.0, q))
+    "zeta", ("x",), lambda y, x, q: -x * zeta(x + 1.0, q), impl=_zeta)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..views.tables import html_table
-from . import solvers, which
+from . import atlas, solvers, which
 from .figures import INFO, cell, table_rows
 from .summary import summary
 
@@ -98,13 +98,15 @@ def experiment_page(title: str, summary: list[str], figures: list[dict[str, str]
 
 
 def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
-         results: Path, chosen: list[Record] = (), solved: list[Record] = ()) -> str:
+         results: Path, chosen: list[Record] = (), solved: list[Record] = (),
+         mapped: list[Record] = ()) -> str:
     """The HTML report, self-contained: its figures are embedded (PNG as data URLs, read
     from the folder of ``results``), so the one file shows everything; every
     user-supplied text is escaped. ``chosen``: the "which method" rows, if any; ``solved``:
-    the solvers figure's rows, if any (or ``data["solvers"]``)."""
+    the solvers figure's rows, if any (or ``data["solvers"]``); ``mapped``: the accuracy
+    atlas's (or ``data["atlas"]``)."""
     data = dict(data)
-    solved = data.pop("solvers", solved)
+    solved, mapped = data.pop("solvers", solved), data.pop("atlas", mapped)
     failed: dict[str, int] = {}
     ident = ("sweep", "cell", "function", "backend", "method", "n", "m", "depth", "steps")
     cells = {tuple(r.get(k) for k in ident): r for rows in data.values() for r in rows}
@@ -127,7 +129,8 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         generated=datetime.datetime.now().isoformat(timespec="seconds"), command=command,
         limits=spec["limits"], machine=machine(), results=results.name,
         unfinished=", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "none",
-        figures=figures, which=chosen_table, solvers=_solvers(solved, results.parent))
+        figures=figures, which=chosen_table, solvers=_solvers(solved, results.parent),
+        atlas=atlas.section(list(mapped), _image, results.parent))
 
 
 def _solvers(solved: list[Record], folder: Path) -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..bench.harness import EXTRA, FIELDS, read_results
 from ..core import DiffkitError
-from . import solvers, which
+from . import atlas, solvers, which
 from .figures import draw, rendered
 from .page import experiment_page, page
 from .runner import Phases, Progress, Record, Runner, plan_of, run_all, run_on
@@ -119,6 +119,7 @@ def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Pro
                 phases.mark("figures still drawing after the last cell")
     if data.get("solvers"):  # (its own figure: a row of panels per function)
         solvers.draw(data["solvers"], out)
+    atlas.draw(data.get("atlas", []), out)  # (a figure per function)
     if phases:
         phases.mark("cells and figures" if cluster is None else "the solvers figure and "
                     "stopping the cluster")
@@ -153,11 +154,11 @@ def build(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike,
     chosen = which.rows(s["which"], run, progress)
     if phases and s["which"]["functions"]:
         phases.mark("advise (the which table, here)")
-    solved = data.pop("solvers", [])
+    solved, mapped = data.pop("solvers", []), data.pop("atlas", [])
     (out / "spec.toml").write_text(to_toml(s))
     write_csv(read_results(run.path), out / "results.csv")
     index = out / "index.html"
-    index.write_text(page(s, data, command, run.path, chosen, solved))
+    index.write_text(page(s, data, command, run.path, chosen, solved, mapped))
     if phases:
         phases.mark("the page")
     return index
@@ -179,6 +180,7 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
         data = _made(s, Runner(Path(tmp) / "results.jsonl", s["limits"]), out, False,
                      progress, cluster)
     solved = data.pop("solvers", [])
+    data.pop("atlas", None)  # (the atlas has its page, not a gallery figure)
     made = [out / f"{fig}.png" for fig in data] + ([out / "solvers.png"] if solved else [])
     figures = {fig: {"plan": plan_of(s, fig), "legends": legends(draw(fig, rows, s[fig]))}
                for fig, rows in data.items()}

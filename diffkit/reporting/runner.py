@@ -24,7 +24,7 @@ from ..bench.cells import run_isolated
 from ..bench.harness import append_result, compare, read_results
 from ..bench.measure import measure
 from ..bench.targets import Target, find_target, kind_for, tanh_ax
-from . import solvers, sparse_taylor
+from . import atlas, solvers, sparse_taylor
 from .spec import load_spec
 
 Record = dict[str, Any]
@@ -36,7 +36,7 @@ class Runner:
 
     Harness cells are keyed like :func:`diffkit.bench.harness.compare` keys them
     ``(function, backend, n, depth)``; step and swell rows carry ``sweep``; the rows of
-    the other figures' cells (coloring, orders, solvers) carry their figure as ``sweep``
+    the other figures' cells (coloring, orders, solvers, atlas) carry their figure as ``sweep``
     and ``cell``, the cell's progress label. A ``lost``
     record (its cluster worker died twice) is measured again by the next run. While
     ``plan`` is a list, missing cells are not measured but kept there as cluster jobs.
@@ -256,6 +256,10 @@ def slot(r: Record) -> tuple:
     return None, None
 
 
+#: the sections beside the figures, each its cells from its own spec section
+SECTION_UNITS = {"solvers": solvers.units, "atlas": atlas.units}
+
+
 def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     """The steps of one figure's sweep: (progress label, work returning its records)."""
     if fig == "steps":
@@ -299,8 +303,8 @@ def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
     elif fig == "accuracy":
         for fn in s["functions"]:
             yield f"accuracy · {fn}", lambda fn=fn: run.compared(fn, s["backends"])
-    elif fig in sparse_taylor.DEFAULTS or fig == "solvers":
-        cells = solvers.units(s) if fig == "solvers" else \
+    elif fig in sparse_taylor.DEFAULTS or fig in SECTION_UNITS:
+        cells = SECTION_UNITS[fig](s) if fig in SECTION_UNITS else \
             sparse_taylor.units(fig, s, run.limits if run else {"timeout": 60.0})
         for label, work in cells:
             yield label, lambda label=label, work=work: run.unit(fig, label, work)
@@ -325,9 +329,9 @@ def plan(spec: str | os.PathLike | dict[str, Any]) -> list[str]:
 
 
 def sections(spec: dict[str, Any]) -> list[str]:
-    """The spec's figures, and ``solvers`` where its ``[solvers]`` names functions: each
-    one's cells are walked, stored and distributed alike."""
-    return spec["figures"] + ["solvers"] * bool(spec["solvers"]["functions"])
+    """The spec's figures, and ``solvers`` and ``atlas`` where their sections
+    name functions: each one's cells are walked, stored and distributed alike."""
+    return spec["figures"] + [fig for fig in SECTION_UNITS if spec[fig]["functions"]]
 
 
 def plan_of(spec: dict[str, Any], fig: str) -> list[str]:

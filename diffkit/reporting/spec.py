@@ -24,7 +24,7 @@ from ..backends.finite_diff import METHODS
 from ..bench import catalog
 from ..bench.targets import find_target
 from ..core import DiffkitError
-from . import solvers, sparse_taylor, which
+from . import atlas, solvers, sparse_taylor, which
 
 FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode",
            *sparse_taylor.DEFAULTS)
@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "graphmode": {"function": "rosenbrock", "sizes": [10, 100, 1000, 10000, 100000]},
     "which": which.DEFAULTS,
     "solvers": solvers.DEFAULTS,
+    "atlas": atlas.DEFAULTS,
     **sparse_taylor.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
@@ -107,19 +108,21 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
     out = {k: copy.deepcopy(raw.get(k, v)) for k, v in DEFAULTS.items()
-           if k not in FIGURES and k not in ("limits", "which", "solvers")}
+           if k not in FIGURES and k not in ("limits", "which", "solvers", "atlas")}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
     for fn in out["functions"]:
         find_target(fn)  # a misspelt name is an error even if no figure uses the list
     out["backends"] = _backends(out["backends"], f"{where}: backends")
-    out["figures"] = _names(out["figures"], f"{where}: figures")
+    out["figures"] = out["figures"] if out["figures"] == [] else \
+        _names(out["figures"], f"{where}: figures")  # none: a spec of sections only
     bad = [f for f in out["figures"] if f not in FIGURES]
     if bad:
         raise DiffkitError(f"{where}: unknown figure {bad[0]!r}; figures: {', '.join(FIGURES)}")
     out["limits"] = _limits(raw.get("limits", {}), f"{where}: [limits]")
     out["which"] = which.load(raw.get("which", {}), where)
     out["solvers"] = solvers.load(raw.get("solvers", {}), where)
+    out["atlas"] = atlas.load(raw.get("atlas", {}), where)
     for fn in out["which"]["functions"]:
         find_target(fn)
     for fig in FIGURES:
