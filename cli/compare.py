@@ -21,6 +21,8 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
               "functions)")
 @click.option("--depth", type=click.IntRange(min=1), help="depth (catalog functions with one, "
               "e.g. logistic_map)")
+@click.option("--size", help="a GradBench eval's input, as GradBench names it (gmm: 2_5_1000, "
+              "lse: n=2500 ...; see `diffkit list`); default its smallest")
 @click.option("--backends", default="symbolic,numeric,forward,reverse,compiled", show_default=True,
               help=f"comma-separated names; {SYNTAX}")
 @click.option("--solver", help="for an iterative catalog function (fixed_point_sqrt, newton_cubic, "
@@ -50,8 +52,8 @@ KINDS = {"derivative": "derivative", "grad": "gradient", "jacobian": "Jacobian"}
 @format_option
 @output_option
 @quiet_option
-def compare(func: str, at: str | None, dim: int | None, depth: int | None, backends: str,
-            solver: str | None, timeout: float, memory: float, repeat: int,
+def compare(func: str, at: str | None, dim: int | None, depth: int | None, size: str | None,
+            backends: str, solver: str | None, timeout: float, memory: float, repeat: int,
             rtol: float | None, calls: int, order: int | None, sparse: bool,
             results: str | None, cluster: str | None, fmt: str, output: str | None,
             quiet: bool) -> None:
@@ -80,7 +82,12 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
       diffkit compare lotka_volterra --solver discrete,continuous
       diffkit compare taylor_chain --order 6
       diffkit compare bratu --dim 400 --sparse
+      diffkit compare gmm --size 10_25_1000 --backends numeric,reverse,compiled,jax
     """
+    if size is not None and (solver or order or sparse):
+        raise click.UsageError("--size chooses a GradBench eval's input for the backends' "
+                               "comparison; it does not combine with --solver, --order or "
+                               "--sparse")
     if solver:
         return _solver_ways(func, solver, fmt, output)
     from diffkit.bench.harness import FIELDS, compare as run
@@ -97,7 +104,7 @@ def compare(func: str, at: str | None, dim: int | None, depth: int | None, backe
     try:
         result = run(func, backends=specs, at=parse_at(at) if at else None, n=dim, depth=depth,
                      timeout=timeout, memory_mb=memory, repeat=repeat, results=results,
-                     progress=progress.step, cluster=cluster, rtol=rtol)
+                     progress=progress.step, cluster=cluster, rtol=rtol, size=size)
     finally:
         progress.close()
     records = result.records()
@@ -142,6 +149,9 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
     kind = KINDS.get(result.kind or "", "derivative")
     where = "; the default point, choose with --at" if default_point else ""
     title = f"{result.function}: {kind} at x = {point_text(result.x)}{where}"
+    if result.size:
+        title = (f"{result.function} {result.size} (GradBench's input): {kind} in "
+                 f"{result.x.size} parameters; other sizes: --size")
     table = render([], "table", table=rows, title=title, colored=colored,
                    optional=("setup", "peak mem", "size"))  # the last named goes first
     best = [f"{question}: {shown_all(who)} ({figure})"
@@ -162,7 +172,9 @@ def _table(result: Any, records: list[dict[str, Any]], default_point: bool, colo
                              "forward sensitivities at rtol = atol = 1e-13)",
            "closed form": "the exact derivative of f's closed form, evaluated at 40 digits",
            "local closed form": "the exact derivative of the closed form valid around the "
-                                "point (its branches decided there), at 40 digits"}
+                                "point (its branches decided there), at 40 digits",
+           "hand-derived gradient": "the eval's gradient derived by hand in plain numpy "
+                                    "(GradBench's reference, independent of every backend)"}
     lines.append("error: relative max-norm against " + how.get(ref.get("method"), "")
                  if ref.get("method") in how else f"error: {ref.get('message') or 'none'}")
     lines.append("cost = time(derivative) / time(f), both medians per call; setup: one-off "

@@ -1,4 +1,4 @@
-"""``diffkit list``: the catalog functions and the backends."""
+"""``diffkit list``: the catalog functions, GradBench's evals and the backends."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ OPTIONAL = ("domain", "group", "closed_form", "scalable", "depth")  # left out l
 @format_option
 @output_option
 def list_(what: str | None, fmt: str, output: str | None) -> None:
-    """List the catalog functions (with their metadata) and the registered backends, or
-    only WHAT (functions or backends). A CSV holds one table: name WHAT with --format csv.
+    """List the catalog functions (with their metadata), GradBench's evals (group
+    "GradBench evals": compare one with --size, its description naming the sizes) and
+    the registered backends, or only WHAT (functions or backends). A CSV holds one table:
+    name WHAT with --format csv.
 
     \b
     Examples:
@@ -29,11 +31,13 @@ def list_(what: str | None, fmt: str, output: str | None) -> None:
     """
     import diffkit as dk
     from diffkit.bench import catalog
+    from diffkit.gradbench import workloads
 
     if fmt == "csv" and what is None:
         raise click.UsageError("a CSV holds one table: diffkit list functions --format csv, "
                                "or diffkit list backends --format csv")
-    functions = [e.metadata() for e in catalog.ENTRIES] if what != "backends" else []
+    functions = [e.metadata() for e in catalog.ENTRIES] + [
+        workloads.metadata(name) for name in workloads.names()] if what != "backends" else []
     backends = [{"backend": name, "options": _options(name)} for name in dk.backends()] \
         if what != "functions" else []
     if fmt == "json":

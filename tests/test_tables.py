@@ -36,11 +36,12 @@ def test_list_keeps_one_line_per_function_at_80_columns(capsys, monkeypatch):
 
 def test_list_csv_is_one_table(capsys):
     from diffkit.bench import catalog
+    from diffkit.gradbench.workloads import names
 
     code, out, _ = run(capsys, "list", "functions", "--format", "csv")
     assert code == 0
     table = list(csv.reader(io.StringIO(out)))
-    assert table[0][0] == "name" and len(table) == len(catalog.ENTRIES) + 1
+    assert table[0][0] == "name" and len(table) == len(catalog.ENTRIES) + len(names()) + 1
 
 
 def test_compare_table_explains_itself(capsys):

@@ -14,7 +14,7 @@ a weak reference) is ever pickled, and a serial run measures through the same fu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..backends import Backend, backend, label
@@ -39,6 +39,7 @@ class CellTask:
     limits: dict[str, Any] = field(default_factory=dict)
     repeat: int = 5
     rtol: float | None = None
+    size: str | None = None  # a GradBench eval's size
 
 
 def portable(be: Backend) -> str | Backend:
@@ -56,8 +57,9 @@ def backend_of(task: CellTask) -> Backend:
 
 
 def target_of(task: CellTask) -> Target:
-    t = find_target(task.what, at=task.at, n=task.n, depth=task.depth, x=task.x)
-    return Target(t.name, t.f, t.x, task.kind, t.closed_form)
+    t = find_target(task.what, at=task.at, n=task.n, depth=task.depth, x=task.x,
+                    size=task.size)
+    return replace(t, kind=task.kind)
 
 
 def measure_cell(task: CellTask, target: Target | None = None,

@@ -20,7 +20,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +37,9 @@ from .verdict import why_nonfinite
 
 FIELDS = ("function", "backend", "status", "message", "value", "derivative", "error", "setup_s",
           "time_s", "peak_bytes", "expr_nodes", "expr_dag_nodes", "tape_ops", "fevals")
-EXTRA = ("kind", "x", "n", "depth", "error_rule", "tolerance", "reference_method", "time_spread_s",
-         "f_time_s", "cost_ratio", "tape_bytes", "first_call_s", "step", "graph_eqns",
-         "graph_eqns_traced", "graph_passes", "fusion")
+EXTRA = ("kind", "x", "n", "depth", "size", "error_rule", "tolerance", "reference_method",
+         "time_spread_s", "f_time_s", "cost_ratio", "tape_bytes", "first_call_s", "step",
+         "graph_eqns", "graph_eqns_traced", "graph_passes", "fusion")
 DEFAULT_BACKENDS = ("symbolic", "numeric", "forward", "reverse", "compiled")
 
 
@@ -52,6 +52,7 @@ class Comparison:
     x: Any
     reference: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    size: str | None = None  # a GradBench eval's size
 
     def records(self) -> list[dict[str, Any]]:
         return [{k: row.get(k) for k in FIELDS + EXTRA} for row in self.rows]
@@ -164,7 +165,7 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             timeout: float = 60.0, memory_mb: float | None = 2048, repeat: int = 5,
             results: str | os.PathLike | None = None, reference: bool = True,
             progress: Callable[[str], None] | None = None, cluster: Any = None,
-            rtol: float | None = None) -> Comparison:
+            rtol: float | None = None, size: str | None = None) -> Comparison:
     """Measure each backend on ``f`` at ``args[0]`` (or the catalog/formula default point).
 
     ``f`` is a callable, a catalog name, a formula or ``file.py:func``; ``backends`` are
@@ -176,6 +177,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
     the backends are measured as parallel Dask tasks, after the reference (computed here).
     A cell whose error is above ``rtol`` (default: what its method promises) is
     ``inaccurate``; at a point where f has no derivative every cell is ``kink``.
+    ``size`` names a GradBench eval's input (``compare("gmm", size="10_25_1000")``); its
+    reference is the eval's gradient derived by hand.
     """
     if isinstance(cluster, str):  # connect first: a bad address fails before anything runs
         from .cluster import using
@@ -184,12 +187,12 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
             return compare(f, *args, backends=backends, at=at, n=n, depth=depth,
                            timeout=timeout, memory_mb=memory_mb, repeat=repeat,
                            results=results, reference=reference, progress=progress,
-                           cluster=opened, rtol=rtol)
-    target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None)
+                           cluster=opened, rtol=rtol, size=size)
+    target = find_target(f, at=at, n=n, depth=depth, x=args[0] if args else None, size=size)
     specs = list(backends or DEFAULT_BACKENDS)
     chosen = [backend(b) if isinstance(b, str) else b for b in specs]
     point = np.asarray(target.x).tolist()
-    base = {"function": target.name, "n": n, "depth": depth, "x": point}
+    base = {"function": target.name, "n": n, "depth": depth, "size": target.size, "x": point}
     done = {_key(r): r for r in read_results(results) if r.get("status") != "lost"} \
         if results else {}
     todo = [be for be in chosen if _key({**base, "backend": label(be)}) not in done]
@@ -201,13 +204,13 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
         if "usage" in probe:  # e.g. f returns a string: one line, nothing measured
             raise DiffkitError(probe["usage"])
         kind = probe.get("kind")
-    target = Target(target.name, target.f, target.x, kind, target.closed_form)
+    target = replace(target, kind=kind)
     ref: dict[str, Any] = {"method": None, "message": "reference skipped"}
     if probe is not None and kind is None:
         ref = probe
     elif reference and todo:
         ref = _as_sentence(run_isolated(lambda: _reference(target), **limits), timeout)
-    out = Comparison(target.name, kind, target.x, ref)
+    out = Comparison(target.name, kind, target.x, ref, size=target.size)
     reasons: dict[bool, str] = {}
 
     def explain(derivative: bool) -> str:
@@ -217,7 +220,8 @@ def compare(f: str | Callable, *args: Any, backends: Sequence[str | Backend] | N
         return reasons[derivative]
 
     def task(be: Backend) -> CellTask:  # plain data: a cluster's worker rebuilds the rest
-        return CellTask(f, at, n, depth, point, kind, portable(be), ref, limits, repeat, rtol)
+        return CellTask(f, at, n, depth, point, kind, portable(be), ref, limits, repeat, rtol,
+                        target.size)
 
     def row_of(be: Backend, row: dict[str, Any]) -> dict[str, Any]:
         return {**base, "backend": label(be), "kind": kind,
@@ -264,9 +268,11 @@ def _probe(target: Target) -> dict[str, Any]:
 
 
 def _key(record: dict[str, Any]) -> tuple:
-    """What identifies a cell in a results file: function, backend, size, depth, point."""
+    """What identifies a cell in a results file: function, backend, dimension, depth, a
+    GradBench size, point."""
     return (record.get("function"), record.get("backend"), record.get("n"),
-            record.get("depth"), json.dumps(record.get("x"), default=str))  # (complex: text)
+            record.get("depth"), record.get("size"),
+            json.dumps(record.get("x"), default=str))  # (complex: text)
 
 
 def _as_sentence(ref: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -283,6 +289,9 @@ def _as_sentence(ref: dict[str, Any], timeout: float) -> dict[str, Any]:
 def _reference(target: Target) -> dict[str, Any]:
     from .reference import NotHolomorphic, complex_reference, reference  # sympy, mpmath
 
+    if target.exact is not None:  # a GradBench eval: its gradient derived by hand
+        return {"method": "hand-derived gradient", "value": float(target.f(target.x)),
+                "derivative": np.asarray(target.exact(target.x)).tolist()}
     exact = exact_gradient(target.name, target.x) if target.name in PROBLEMS else None
     if exact is not None:  # a solver: no closed form to run on symbols, but a known gradient
         return {"method": "exact gradient", "value": np.asarray(target.f(target.x)).tolist(),

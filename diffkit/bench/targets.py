@@ -1,18 +1,25 @@
-"""What to differentiate: a catalog name, a formula, or ``file.py:func`` / ``module:func``.
+"""What to differentiate: a catalog name, a GradBench eval, a formula, or ``file.py:func`` /
+``module:func``.
 
 :func:`find_target` turns any of them into a :class:`Target`: the function of one array,
 the point, and which derivative to take (``derivative`` for R→R, ``grad`` for Rⁿ→R,
 ``jacobian`` for Rⁿ→Rᵐ). Formulas are parsed by :mod:`diffkit.bench.formula`, never
 evaluated as Python; a file or module named by the user is imported, as running one's
-own code is the point.
+own code is the point. A GradBench eval (:mod:`diffkit.gradbench.workloads`) is its
+objective of one flat parameter vector at the input GradBench generates for ``size``,
+with its hand-derived gradient as the target's ``exact`` derivative.
 
 >>> t = find_target("log(x1) + x1*x2 - sin(x2)", at={"x1": 2.0, "x2": 0.5})
 >>> t.kind, t.x.tolist()
 ('grad', [2.0, 0.5])
+>>> t = find_target("gmm", size="2_5_1000")
+>>> t.kind, t.x.size, t.exact(t.x).shape
+('grad', 30, (30,))
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import importlib.util
@@ -37,6 +44,8 @@ class Target:
     x: Any
     kind: str | None  # None: found by evaluating f once (in isolation, by the harness)
     closed_form: bool | None = None
+    size: str | None = None  # a GradBench eval's size (GradBench's name for its input)
+    exact: Callable[[Any], Any] | None = None  # the derivative at a point, derived by hand
 
 
 def as_point(x: Any) -> np.ndarray:
@@ -140,8 +149,15 @@ def _load(spec: str) -> Callable:
 
 
 def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int | None = None,
-            depth: int | None = None, x: Any = None) -> Target:
-    """The :class:`Target` named by ``spec`` (see the module docstring)."""
+            depth: int | None = None, x: Any = None, size: str | None = None) -> Target:
+    """The :class:`Target` named by ``spec`` (see the module docstring); ``size`` chooses a
+    GradBench eval's input (and applies to nothing else)."""
+    evals = _evals(spec, size)
+    if size is not None and spec not in evals:
+        raise DiffkitError(f"--size applies to GradBench evals only ({', '.join(evals)}); "
+                           "for a catalog function use --dim or --depth")
+    if spec in evals:
+        return _gradbench(spec, at, n, depth, x, size)
     if callable(spec):
         if x is None:
             raise DiffkitError("give the point to differentiate at, e.g. compare(f, 0.5)")
@@ -164,6 +180,10 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
         raise DiffkitError(f"{spec.strip()} is a file: name the function in it too, "
                            f"e.g. {spec.strip()}:f (path/to/file.py:func)")
     if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", spec):  # a bare name: meant as a catalog name
+        close = difflib.get_close_matches(spec.strip(), evals, n=2)
+        if close and not difflib.get_close_matches(spec.strip(), catalog.names(), n=1):
+            raise DiffkitError(f"unknown function {spec.strip()!r}; did you mean the "
+                               f"GradBench eval {' or '.join(close)}?")
         catalog.get(spec.strip())  # raises "unknown catalog function ..., did you mean ..."
     try:
         formula = parse_formula(spec)
@@ -187,6 +207,33 @@ def find_target(spec: str | Callable, at: dict[str, Any] | None = None, n: int |
                       np.float64(point[0] if point else 1.0), "derivative", True)
     return Target(spec, lambda v: formula(*(v[i] for i in range(len(names)))),
                   as_point(point), "grad", True)
+
+
+def _evals(spec: Any, size: str | None) -> list[str]:
+    """The GradBench evals' names, where ``spec`` may be one or ``size`` is given (their
+    modules are imported only then)."""
+    if size is None and (not isinstance(spec, str) or spec in catalog.names()):
+        return []
+    from ..gradbench.workloads import names
+
+    return names()
+
+
+def _gradbench(name: str, at: dict[str, Any] | None, n: int | None, depth: int | None,
+               x: Any, size: str | None) -> Target:
+    """Eval ``name`` at ``size`` (its smallest by default) as a target, or at the flat
+    parameter vector ``x`` (or ``--at x=[...]``) of that size's length."""
+    from ..gradbench.workloads import instance
+
+    if n is not None or depth is not None:
+        raise DiffkitError(f"--dim and --depth do not apply to GradBench's {name}: choose "
+                           "its input with --size")
+    p = instance(name, size)
+    x0 = as_point(_point(at, p.x, name) if x is None else x)
+    if x0.shape != p.x.shape:
+        raise DiffkitError(f"{name} {p.size} takes a vector of {p.x.size} parameters, got "
+                           f"shape {x0.shape}")
+    return Target(name, p.f, x0, "grad", False, p.size, p.exact)
 
 
 def tanh_ax(m: int, n: int) -> Target:

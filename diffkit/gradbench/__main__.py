@@ -49,7 +49,7 @@ def parser() -> Parser:
                         "timing; auto: for a backend that compiles (default: auto)")
     p.add_argument("--list", action="store_true", help="list the evals, functions and sizes")
     run = p.add_argument_group("running an eval here")
-    run.add_argument("--eval", help="the eval to run (hello, lse, llsq, gmm, kmeans, ode, det, lstm)")
+    run.add_argument("--eval", help=f"the eval to run ({', '.join(EVALS)})")
     run.add_argument("--size", action="append",
                      help="a size as GradBench names it, e.g. 2_5_1000 for gmm (repeatable; "
                           "default: every size)")

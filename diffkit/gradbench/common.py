@@ -21,15 +21,17 @@ relative difference ``|a − e| / max(1, |a| + |e|)`` and a tolerance of 1e-4
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .. import numpy as dnp
 from ..backends import Backend
-from ..core import DiffkitError
-from ..transforms.functional import grad
+from ..core import DiffkitError, primal
+from ..transforms.functional import grad, jvp, value_and_grad
 
 TOLERANCE = 1e-4  # GradBench's (python/gradbench/gradbench/comparison.py)
 
@@ -194,3 +196,193 @@ def gradient_runner(fun: Callable[..., Any], backend: Backend,
     (``dk.grad``: a compiled backend builds one program per static values and shapes)."""
     g = grad(fun, argnums=argnums, backend=backend)
     return lambda static, *arrays: g(*arrays, *static)
+
+
+class Indices:
+    """An integer array (observations' cameras, correspondences) as a *static* value:
+    hashable by its contents, so that a compiled backend bakes it into its program as a
+    constant (its programs take float arrays as inputs; a gather by an index array that
+    is an input is not something it traces).
+
+    >>> Indices(np.array([0, 2])) == Indices([0, 2]), Indices([0, 2]) == Indices([0, 1])
+    (True, False)
+    """
+
+    __slots__ = ("array", "_key")
+
+    def __init__(self, array: Any) -> None:
+        self.array = np.array(array, dtype=np.intp)
+        self.array.flags.writeable = False
+        self._key = (self.array.shape, hashlib.sha256(self.array.tobytes()).digest())
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Indices) and self._key == other._key
+
+
+# ------------------------------------------------------------------ nested: particle, saddle
+
+ETA, STOP, PATIENCE = 1e-5, 1e-5, 10       # GradBench's descent (cpp/gradbench/gd.hpp)
+DESCENT_LIMIT = 100_000                    # iterations of a descent on values (never traced)
+
+
+class Unfinished(DiffkitError):
+    """A bounded loop of a traced-or-not function ran out of iterations."""
+
+
+def value_and_gradient(f: Callable[..., Any], mode: str, backend: Backend,
+                       has_aux: bool = False) -> Callable[..., tuple]:
+    """``(x, *data) -> (f, ∇ₓf)`` for f(x, *data) of a vector x (``(f, ∇ₓf, aux)`` when
+    f returns ``(value, aux)``), by ``backend``'s reverse transform (mode ``"r"``:
+    :func:`~diffkit.value_and_grad`, one VJP) or its forward transform (``"f"``:
+    :func:`~diffkit.jvp` along each unit vector of x, as GradBench's tools take a
+    gradient in forward mode). ``data`` are passed to the transform, not closed over: a
+    compiled backend's program (or the graph it is traced into) takes them as inputs.
+
+    >>> import diffkit as dk
+    >>> f = lambda x, a: dnp.sum(a * x * x)
+    >>> [value_and_gradient(f, m, dk.backend("reverse"))(np.ones(2), 3.0)[1].tolist()
+    ...  for m in "fr"]
+    [[6.0, 6.0], [6.0, 6.0]]
+    """
+    if mode == "r":
+        vg = value_and_grad(f, argnums=0, backend=backend, has_aux=has_aux)
+        if not has_aux:
+            return vg
+
+        def reverse(x: Any, *data: Any) -> tuple:
+            (value, aux), gradient = vg(x, *data)
+            return value, gradient, aux
+
+        return reverse
+
+    def forward(x: Any, *data: Any) -> tuple:
+        still = tuple(dnp.zeros_like(d) for d in data)
+        outs = [jvp(f, (x, *data), (unit, *still), backend=backend)
+                for unit in np.eye(x.shape[0])]
+        gradient = dnp.stack([t[0] if has_aux else t for _, t in outs])
+        value = outs[0][0]
+        return (value[0], gradient, value[1]) if has_aux else (value, gradient)
+
+    return forward
+
+
+def settled(flag: Any) -> bool:
+    """True when ``flag`` is known to be true: a value (under any transform but a graph
+    being traced, whose values are not known yet) that is true. A bounded loop stops
+    early on it; a traced one runs all its iterations (a finished state being a fixed
+    point of the step, the result is the same)."""
+    value = primal(flag)
+    return not getattr(value, "abstract", False) and bool(value)
+
+
+def argmin(vg: Callable[..., tuple], x: Any, data: tuple, limit: int) -> tuple[Any, Any]:
+    """GradBench's gradient descent on f from x (``vg(x, *data) = (f, ∇f)``), at most
+    ``limit`` iterations: ``(the point, whether the descent stopped)``.
+
+    Its iterations as gd.hpp has them: stop when ‖∇f‖ ≤ 10⁻⁵; double the step η after
+    10 accepted steps; stop when the candidate x − η∇f is within 10⁻⁵ of x; accept it if
+    f decreases there, else halve η. Each is :func:`descend`, written without branches,
+    so that a compiled backend traces it (all ``limit`` iterations) as an eager one runs it.
+
+    >>> import diffkit as dk
+    >>> vg = value_and_gradient(lambda x: dnp.sum(x * x), "r", dk.backend("reverse"))
+    >>> x, done = argmin(vg, np.array([1.0, 1.0]), (), 1000)
+    >>> bool(done), bool(np.all(np.abs(x) < 1e-4))
+    (True, True)
+    """
+    value, gradient = vg(x, *data)
+    state = (x, value, gradient, ETA, 0.0, False)
+    for _ in range(limit):
+        if settled(state[-1]):
+            break
+        state = descend(vg, data, *state)
+    return state[0], state[-1]
+
+
+def descend(vg: Callable[..., tuple], data: tuple, x: Any, value: Any, gradient: Any,
+            eta: Any, streak: Any, done: Any) -> tuple:
+    """One iteration of :func:`argmin` by ``dnp.where`` (``streak``: steps accepted since
+    η last changed). A finished state comes back unchanged (at once, when the stop is
+    known: the candidate is then not evaluated, as gd.hpp does not). (gd.hpp doubles η in
+    an iteration of its own, which leaves x alone; here it is folded into the next one.)"""
+    stop = dnp.where(done, True, dnp.sqrt(dnp.sum(gradient * gradient)) <= STOP)
+    doubled = streak == PATIENCE
+    step = dnp.where(doubled, 2.0 * eta, eta)
+    since = dnp.where(doubled, 0.0, streak)
+    candidate = x - step * gradient
+    stop = dnp.where(stop, True, dnp.sqrt(dnp.sum((x - candidate) * (x - candidate))) <= STOP)
+    if settled(stop):  # known to stop (not traced): no need to evaluate the candidate
+        return x, value, gradient, eta, streak, stop
+    new_value, new_gradient = vg(candidate, *data)
+    better = new_value < value
+    take = dnp.where(stop, False, better)
+    return (dnp.where(take, candidate, x), dnp.where(take, new_value, value),
+            dnp.where(take, new_gradient, gradient),
+            dnp.where(stop, eta, dnp.where(better, step, step / 2.0)),
+            dnp.where(stop, streak, dnp.where(better, since + 1.0, 0.0)), stop)
+
+
+def finished(vg: Callable[..., tuple]) -> Callable[..., tuple]:
+    """``vg`` of a function whose aux says whether its bounded loop finished, as a plain
+    ``(value, gradient)``: :class:`Unfinished` when it did not."""
+    def checked(x: Any, *data: Any) -> tuple:
+        value, gradient, done = vg(x, *data)
+        if not done:
+            raise Unfinished("a bounded loop ran out of iterations")
+        return value, gradient
+
+    return checked
+
+
+def descent(vg: Callable[..., tuple], x: Any, data: tuple = ()) -> Any:
+    """:func:`argmin` on values (the outermost descent: nothing differentiates it)."""
+    x, done = argmin(vg, x, data, DESCENT_LIMIT)
+    if not done:
+        raise DiffkitError(f"the descent did not stop within {DESCENT_LIMIT} iterations")
+    return x
+
+
+def bounded_runner(solve: Callable[[int], Runner], limit: int, cap: int, what: str) -> Runner:
+    """A runner whose function holds a bounded loop: ``solve(limit)`` is the function with
+    that bound (built once per bound, so a compiled backend keeps its programs). A call
+    that runs out (:class:`Unfinished`) is made again with twice the bound, up to
+    ``cap``; the bound reached is kept for the next calls."""
+    built: dict[int, Runner] = {}
+    bound = [limit]
+
+    def run(static: tuple, *arrays: Any) -> Any:
+        while True:
+            if bound[0] not in built:
+                built[bound[0]] = solve(bound[0])
+            try:
+                return built[bound[0]](static, *arrays)
+            except Unfinished:
+                if 2 * bound[0] > cap:
+                    raise DiffkitError(f"{what} did not finish within {bound[0]} "
+                                       "iterations") from None
+                bound[0] *= 2
+
+    return run
+
+
+def argmin_by_hand(f: Callable[[np.ndarray], float], g: Callable[[np.ndarray], np.ndarray],
+                   x: np.ndarray) -> np.ndarray:
+    """gd.hpp's loop as it is written, in plain numpy: the references' descent."""
+    fx, gx, eta, streak = f(x), g(x), ETA, 0
+    while True:
+        if np.sqrt(np.sum(gx * gx)) <= STOP:
+            return x
+        if streak == PATIENCE:
+            eta, streak = 2 * eta, 0
+            continue
+        candidate = x - eta * gx
+        if np.sqrt(np.sum((x - candidate) ** 2)) <= STOP:
+            return x
+        f_candidate = f(candidate)
+        if f_candidate < fx:
+            x, fx, gx, streak = candidate, f_candidate, g(candidate), streak + 1
+        else:
+            eta, streak = eta / 2, 0

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..views.tables import html_table
-from . import atlas, solvers, which
+from . import atlas, gradbench, solvers, which
 from .figures import INFO, cell, table_rows
 from .summary import summary
 
@@ -104,9 +104,10 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
     from the folder of ``results``), so the one file shows everything; every
     user-supplied text is escaped. ``chosen``: the "which method" rows, if any; ``solved``:
     the solvers figure's rows, if any (or ``data["solvers"]``); ``mapped``: the accuracy
-    atlas's (or ``data["atlas"]``)."""
+    atlas's (or ``data["atlas"]``); ``data["gradbench"]``: the GradBench section's."""
     data = dict(data)
     solved, mapped = data.pop("solvers", solved), data.pop("atlas", mapped)
+    benched = data.pop("gradbench", [])
     failed: dict[str, int] = {}
     ident = ("sweep", "cell", "function", "backend", "method", "n", "m", "depth", "steps")
     cells = {tuple(r.get(k) for k in ident): r for rows in data.values() for r in rows}
@@ -130,7 +131,8 @@ def page(spec: dict[str, Any], data: dict[str, list[Record]], command: str,
         limits=spec["limits"], machine=machine(), results=results.name,
         unfinished=", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "none",
         figures=figures, which=chosen_table, solvers=_solvers(solved, results.parent),
-        atlas=atlas.section(list(mapped), _image, results.parent))
+        atlas=atlas.section(list(mapped), _image, results.parent),
+        gradbench=gradbench.section(benched, _image, results.parent))
 
 
 def _solvers(solved: list[Record], folder: Path) -> dict[str, Any] | None:

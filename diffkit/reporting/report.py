@@ -34,7 +34,7 @@ from typing import Any
 
 from ..bench.harness import EXTRA, FIELDS, read_results
 from ..core import DiffkitError
-from . import atlas, solvers, which
+from . import atlas, gradbench, solvers, which
 from .figures import draw, rendered
 from .page import experiment_page, page
 from .runner import Phases, Progress, Record, Runner, plan_of, run_all, run_on
@@ -120,6 +120,7 @@ def _made(spec: dict[str, Any], run: Runner, out: Path, svg: bool, progress: Pro
     if data.get("solvers"):  # (its own figure: a row of panels per function)
         solvers.draw(data["solvers"], out)
     atlas.draw(data.get("atlas", []), out)  # (a figure per function)
+    gradbench.draw(data.get("gradbench", []), out)  # (a figure per eval)
     if phases:
         phases.mark("cells and figures" if cluster is None else "the solvers figure and "
                     "stopping the cluster")
@@ -181,6 +182,7 @@ def gallery(spec: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike
                      progress, cluster)
     solved = data.pop("solvers", [])
     data.pop("atlas", None)  # (the atlas has its page, not a gallery figure)
+    data.pop("gradbench", None)  # (nor has the GradBench section)
     made = [out / f"{fig}.png" for fig in data] + ([out / "solvers.png"] if solved else [])
     figures = {fig: {"plan": plan_of(s, fig), "legends": legends(draw(fig, rows, s[fig]))}
                for fig, rows in data.items()}

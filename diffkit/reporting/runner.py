@@ -24,7 +24,7 @@ from ..bench.cells import run_isolated
 from ..bench.harness import append_result, compare, read_results
 from ..bench.measure import measure
 from ..bench.targets import Target, find_target, kind_for, tanh_ax
-from . import atlas, solvers, sparse_taylor
+from . import atlas, gradbench, solvers, sparse_taylor
 from .spec import load_spec
 
 Record = dict[str, Any]
@@ -257,7 +257,7 @@ def slot(r: Record) -> tuple:
 
 
 #: the sections beside the figures, each its cells from its own spec section
-SECTION_UNITS = {"solvers": solvers.units, "atlas": atlas.units}
+SECTION_UNITS = {"solvers": solvers.units, "atlas": atlas.units, "gradbench": gradbench.units}
 
 
 def _units(fig: str, s: dict[str, Any], run: Runner) -> Iterator[Unit]:
@@ -329,7 +329,7 @@ def plan(spec: str | os.PathLike | dict[str, Any]) -> list[str]:
 
 
 def sections(spec: dict[str, Any]) -> list[str]:
-    """The spec's figures, and ``solvers`` and ``atlas`` where their sections
+    """The spec's figures, and ``solvers``, ``atlas`` and ``gradbench`` where their sections
     name functions: each one's cells are walked, stored and distributed alike."""
     return spec["figures"] + [fig for fig in SECTION_UNITS if spec[fig]["functions"]]
 

@@ -24,7 +24,7 @@ from ..backends.finite_diff import METHODS
 from ..bench import catalog
 from ..bench.targets import find_target
 from ..core import DiffkitError
-from . import atlas, solvers, sparse_taylor, which
+from . import atlas, gradbench, solvers, sparse_taylor, which
 
 FIGURES = ("steps", "swell", "scaling", "cost", "jacobian", "memory", "accuracy", "graphmode",
            *sparse_taylor.DEFAULTS)
@@ -49,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "which": which.DEFAULTS,
     "solvers": solvers.DEFAULTS,
     "atlas": atlas.DEFAULTS,
+    "gradbench": gradbench.DEFAULTS,
     **sparse_taylor.DEFAULTS,
 }
 INHERITED = {"steps": ("backends",), "cost": ("functions", "backends"),
@@ -108,7 +109,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise DiffkitError(f"{where}: unknown key {unknown[0]!r}; keys: {', '.join(DEFAULTS)}")
     out = {k: copy.deepcopy(raw.get(k, v)) for k, v in DEFAULTS.items()
-           if k not in FIGURES and k not in ("limits", "which", "solvers", "atlas")}
+           if k not in FIGURES and k not in ("limits", "which", "solvers", "atlas", "gradbench")}
     out["title"], out["description"] = str(out["title"]), str(out["description"])
     out["functions"] = _names(out["functions"], f"{where}: functions")
     for fn in out["functions"]:
@@ -123,6 +124,7 @@ def load_spec(spec: str | os.PathLike | dict[str, Any]) -> dict[str, Any]:
     out["which"] = which.load(raw.get("which", {}), where)
     out["solvers"] = solvers.load(raw.get("solvers", {}), where)
     out["atlas"] = atlas.load(raw.get("atlas", {}), where)
+    out["gradbench"] = gradbench.load(raw.get("gradbench", {}), where, out["limits"])
     for fn in out["which"]["functions"]:
         find_target(fn)
     for fig in FIGURES:

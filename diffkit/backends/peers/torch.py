@@ -32,6 +32,34 @@ def numpy_of(t: Any) -> Any:
     return t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
 
 
+def explained(fn: Callable) -> Callable:
+    """``fn`` whose errors from mixing numpy with tensors become one DiffkitError line
+    saying what to do (PyTorch's own name neither the cause nor the remedy).
+
+    >>> explained(lambda z: z)(1.0)
+    1.0
+    """
+    def call(z: Any) -> Any:
+        try:
+            return fn(z)
+        except TypeError as exc:
+            if "numpy.ndarray" not in str(exc) or "Tensor" not in str(exc):
+                raise
+            raise DiffkitError(
+                f"the torch backend: a numpy array met a tensor in a Python operator ({exc}), "
+                "which PyTorch does not allow; write it with diffkit.numpy functions "
+                "(dnp.matmul(A, x), dnp.multiply(a, x)), which convert numpy data") from None
+        except RuntimeError as exc:
+            if "numpy()" not in str(exc):
+                raise
+            raise DiffkitError(
+                "the torch backend: the function turns a tensor into a numpy array (an "
+                "operator between a numpy array and a tensor, np.asarray, a numpy function, or "
+                "a diffkit.numpy function that needs numpy), which drops its derivative; use "
+                "diffkit.numpy functions on the input") from None
+    return call
+
+
 class TorchBackend(PeerBackend):
     """PyTorch: ``torch.func`` transforms or ``.backward()`` on a recorded graph."""
 
@@ -55,7 +83,7 @@ class TorchBackend(PeerBackend):
     def _prepare(self, fun: Callable, x: Any) -> tuple[Any, Callable, Any]:
         torch = self.lib()
         t = torch.from_numpy(np.array(self.check(x), dtype=np.float64))
-        return torch, on(self.xp, fun), t
+        return torch, explained(on(self.xp, fun)), t
 
     def value_and_grad(self, fun: Callable, x: Any, has_aux: bool) -> tuple[Any, Any, Any]:
         torch, g, t = self._prepare(fun, x)
