@@ -102,13 +102,24 @@ def test_a_cluster_worker_rebuilds_the_eval_at_its_size():
 
 
 @pytest.mark.torch
-def test_torch_runs_an_eval_on_its_tensors_and_says_why_where_it_cannot(capsys):
-    code, records = compared(capsys, "gmm", "--backends", "torch")
+@pytest.mark.parametrize("name", ["gmm", "llsq", "det", "ode"])
+def test_torch_runs_the_evals_on_its_tensors(capsys, name):
+    """llsq, det and ode meet numpy data (a basis, signs, a zero start) through diffkit.numpy
+    functions, which convert it to the peer's tensors."""
+    code, records = compared(capsys, name, "--backends", "torch")
     assert code == 0 and records[0]["status"] == "ok" and records[0]["error"] < 1e-12
-    code, records = compared(capsys, "det", "--backends", "torch")
-    assert code == 1 and records[0]["status"] == "error"
-    assert "the torch backend: the function turns a tensor into a numpy array" in \
-        records[0]["message"]
+
+
+@pytest.mark.torch
+def test_torch_says_in_one_line_what_a_numpy_operator_on_a_tensor_needs():
+    from diffkit.backends.peers.torch import explained
+
+    with pytest.raises(dk.DiffkitError, match=r"write it with diffkit.numpy functions "
+                       r"\(dnp.matmul\(A, x\)"):
+        explained(lambda z: np.ones((2, 2)) @ z)(dk.backend("torch").lib().ones(2))
+    with pytest.raises(dk.DiffkitError, match="the function turns a tensor into a numpy array"):
+        explained(lambda z: np.asarray(z.requires_grad_()))(
+            dk.backend("torch").lib().ones(2))
 
 
 @pytest.mark.jax
@@ -116,6 +127,8 @@ def test_jax_runs_an_eval_eager_and_jitted(capsys):
     code, records = compared(capsys, "kmeans", "--backends", "jax,jax[jit=true]")
     assert code == 0 and all(r["status"] == "ok" and r["error"] < 1e-12 for r in records)
     assert records[1]["setup_s"] > 0  # the jitted program's compile time, apart
+    code, records = compared(capsys, "ode", "--backends", "jax")  # zeros_like of a JAX value
+    assert code == 0 and records[0]["status"] == "ok" and records[0]["error"] < 1e-12
     p = instance("kmeans")  # a numpy result: the timed call waited for JAX's computation
     assert type(dk.grad(p.f, backend=dk.backend("jax", jit=True))(p.x)) is np.ndarray
 

@@ -21,7 +21,8 @@ from numpy.typing import ArrayLike
 
 from ..core import NotApplicable
 
-__all__ = ["FDResult", "ComplexStepError", "derivative", "gradient", "jacobian", "hessian"]
+__all__ = ["FDResult", "ComplexStepError", "estimate_derivative", "estimate_gradient",
+           "estimate_jacobian", "estimate_hessian"]
 
 EPS = np.finfo(float).eps
 METHODS = ("forward", "backward", "central", "complex", "richardson")
@@ -42,7 +43,7 @@ class ComplexStepError(NotApplicable):
 @dataclass(frozen=True)
 class FDResult:
     """A derivative and its bookkeeping: fevals counts one evaluation per
-    stencil point even when batched, per entry of x for derivative() and in
+    stencil point even when batched, per entry of x for estimate_derivative() and in
     total for gradient/jacobian/hessian; notes explain anything unusual."""
 
     value: np.ndarray | float
@@ -228,7 +229,7 @@ def _differentiate(F: Callable, x: np.ndarray, method: str, order: int, step: Ar
     return value, error, h, nev, notes
 
 
-def derivative(f: Callable, x: ArrayLike, *, method: str = "central",
+def estimate_derivative(f: Callable, x: ArrayLike, *, method: str = "central",
                step: ArrayLike | None = None, order: int = 2) -> FDResult:
     """Derivative of an elementwise function R -> R at every entry of x.
 
@@ -240,7 +241,7 @@ def derivative(f: Callable, x: ArrayLike, *, method: str = "central",
     explicit step (for richardson the first, largest one) is used as given.
     fevals is per entry of x.
 
-    >>> r = derivative(np.sin, 1.0, method="richardson")  # cos(1) = 0.54030230586814
+    >>> r = estimate_derivative(np.sin, 1.0, method="richardson")  # cos(1) = 0.54030230586814
     >>> round(r.value, 12), r.fevals
     (0.540302305868, 14)
     """
@@ -249,7 +250,7 @@ def derivative(f: Callable, x: ArrayLike, *, method: str = "central",
     def F(Ys, idx):  # row r of Ys: stencil point r of the entries idx (None: all, shaped like x)
         outs = [np.asarray(f(y.reshape(x.shape) if idx is None else y)) for y in Ys]
         if any(o.size != Ys.shape[1] for o in outs):
-            raise TypeError("derivative() needs an elementwise f; got shape "
+            raise TypeError("estimate_derivative() needs an elementwise f; got shape "
                             f"{outs[0].shape} for {Ys.shape[1]} points")
         return np.stack([o.reshape(-1) for o in outs])
 
@@ -300,16 +301,16 @@ def _batch_caller(f: Callable, x: np.ndarray, batched: bool | None, notes: list)
     return (checked if batched else loop), 4
 
 
-def jacobian(f: Callable, x: ArrayLike, *, method: str = "central",
+def estimate_jacobian(f: Callable, x: ArrayLike, *, method: str = "central",
              step: ArrayLike | None = None, order: int = 2,
              batched: bool | None = None) -> FDResult:
     """Jacobian of f: array -> array, shape f(x).shape + x.shape; fevals is the total.
 
-    method, order and step as in derivative().  The perturbed points go to f
+    method, order and step as in estimate_derivative().  The perturbed points go to f
     in one call with a leading batch axis if batched=True, or if batched=None
     and a probe finds f batch-aware; otherwise f is called point by point.
 
-    >>> r = jacobian(lambda v: np.stack([v[0] * v[1], v[1]]), [2.0, 3.0])
+    >>> r = estimate_jacobian(lambda v: np.stack([v[0] * v[1], v[1]]), [2.0, 3.0])
     >>> np.allclose(r.value, [[3, 2], [0, 1]])
     True
     """
@@ -341,28 +342,28 @@ def jacobian(f: Callable, x: ArrayLike, *, method: str = "central",
                     int(nev.sum()) + probe_evals, h.reshape(x.shape), method, tuple(notes + more))
 
 
-def gradient(f: Callable, x: ArrayLike, *, method: str = "central",
+def estimate_gradient(f: Callable, x: ArrayLike, *, method: str = "central",
              step: ArrayLike | None = None, order: int = 2,
              batched: bool | None = None) -> FDResult:
-    """Gradient of a scalar function of an array x (shape x.shape), as jacobian().
+    """Gradient of a scalar function of an array x (shape x.shape), as estimate_jacobian().
 
-    >>> r = gradient(lambda v: v[0] ** 2 + 3 * v[1], [1.0, 5.0])
+    >>> r = estimate_gradient(lambda v: v[0] ** 2 + 3 * v[1], [1.0, 5.0])
     >>> np.allclose(r.value, [2.0, 3.0])
     True
     """
-    r = jacobian(f, x, method=method, step=step, order=order, batched=batched)
+    r = estimate_jacobian(f, x, method=method, step=step, order=order, batched=batched)
     if r.value.shape != np.shape(x):
-        raise ValueError("gradient() needs a scalar-valued f, but f(x) has shape "
-                         f"{r.value.shape[:r.value.ndim - np.ndim(x)]}; use jacobian()")
+        raise ValueError("estimate_gradient() needs a scalar-valued f, but f(x) has shape "
+                         f"{r.value.shape[:r.value.ndim - np.ndim(x)]}; use estimate_jacobian()")
     return r
 
 
-def hessian(f: Callable, x: ArrayLike, *, step: ArrayLike | None = None,
+def estimate_hessian(f: Callable, x: ArrayLike, *, step: ArrayLike | None = None,
             batched: bool | None = None) -> FDResult:
     """Hessian of a scalar function by central second differences, shape x.shape * 2,
-    symmetric; step, batched and domain safety as in jacobian().
+    symmetric; step, batched and domain safety as in estimate_jacobian().
 
-    >>> r = hessian(lambda v: v[0] ** 2 * v[1], [1.0, 2.0])
+    >>> r = estimate_hessian(lambda v: v[0] ** 2 * v[1], [1.0, 2.0])
     >>> np.allclose(r.value, [[4, 2], [2, 0]], atol=1e-6)
     True
     """
@@ -382,7 +383,7 @@ def hessian(f: Callable, x: ArrayLike, *, step: ArrayLike | None = None,
         v = _attempt(call, (base + D * h).reshape((len(D),) + x.shape))
         v = np.full(len(D), np.nan) if v is None else v
         if v.shape != (len(D),):
-            raise ValueError(f"hessian() needs a scalar-valued f; got shape {v.shape[1:]}")
+            raise ValueError(f"estimate_hessian() needs a scalar-valued f; got shape {v.shape[1:]}")
         fevals += len(D)
         bad = ~np.isfinite(v)
         left = bad[1:n + 1] | bad[n + 1:2 * n + 1]  # coordinates whose own stencil left the domain

@@ -55,14 +55,14 @@ class NumericBackend(Backend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        fd.derivative(np.sin, 0.5, method=self.options["method"],  # validates method/order now
-                      order=self.options["order"])
+        fd.estimate_derivative(np.sin, 0.5, method=self.options["method"],  # validates both now
+                               order=self.options["order"])
         self.last: fd.FDResult | None = None
 
     def _run(self, engine: Callable, fun: Callable, x: Any, **extra: Any) -> Any:
         o = self.options
-        if engine is fd.hessian:
-            self.last = fd.hessian(fun, x, step=o["step"], batched=o["batched"])
+        if engine is fd.estimate_hessian:
+            self.last = fd.estimate_hessian(fun, x, step=o["step"], batched=o["batched"])
         else:
             self.last = engine(fun, x, method=o["method"], step=o["step"], order=o["order"], **extra)
         return self.last.value
@@ -79,13 +79,14 @@ class NumericBackend(Backend):
         value, aux, scalar = self.call_on_arrays(fun, x, has_aux)
         if np.iscomplexobj(x):
             return value, aux, self._complex_jacobian(scalar, x)
-        return value, aux, self._run(fd.gradient, scalar, x, batched=self.options["batched"])
+        return value, aux, self._run(fd.estimate_gradient, scalar, x,
+                                     batched=self.options["batched"])
 
     @_own_level
     def jacobian(self, fun: Callable, x: Any) -> Any:
         if np.iscomplexobj(x):
             return self._complex_jacobian(fun, x)
-        return self._run(fd.jacobian, fun, x, batched=self.options["batched"])
+        return self._run(fd.estimate_jacobian, fun, x, batched=self.options["batched"])
 
     def _complex_jacobian(self, fun: Callable, x: Any) -> Any:
         """Differences in the real and the imaginary direction of every entry, combined
@@ -98,7 +99,7 @@ class NumericBackend(Backend):
         """``(f(x), A, B)``: differences along the real and the imaginary direction."""
         self._real_step_only()
         y = np.asarray(fun(x))
-        J = self._run(fd.jacobian, cp.on_parts(fun), cp.as_parts(x), batched=False)
+        J = self._run(fd.estimate_jacobian, cp.on_parts(fun), cp.as_parts(x), batched=False)
         return (y, *cp.directions(J, y.shape, np.shape(x)))
 
     def _real_step_only(self) -> None:
@@ -113,25 +114,26 @@ class NumericBackend(Backend):
         if np.iscomplexobj(x):  # holomorphic f (the transform sees to it): f'' = d2f/dx2
             self._real_step_only()
             y = np.imag(x)
-            re, im = (self._run(fd.hessian, lambda r, part=part: part(fun(r + 1j * y)), np.real(x))
+            re, im = (self._run(fd.estimate_hessian, lambda r, part=part: part(fun(r + 1j * y)),
+                                np.real(x))
                       for part in (np.real, np.imag))
             return re + 1j * im
-        return self._run(fd.hessian, fun, x)
+        return self._run(fd.estimate_hessian, fun, x)
 
     @_own_level
     def derivative(self, fun: Callable, x: Any) -> Any:
-        return self._run(fd.derivative, fun, x)
+        return self._run(fd.estimate_derivative, fun, x)
 
     @_own_level
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         """One derivative along ``x_dot`` (not the whole Jacobian)."""
         y = fun(x)
         if not (np.iscomplexobj(x) or np.iscomplexobj(x_dot) or np.iscomplexobj(y)):
-            return y, self._run(fd.jacobian, lambda t: fun(x + t * x_dot), np.float64(0.0),
+            return y, self._run(fd.estimate_jacobian, lambda t: fun(x + t * x_dot), np.float64(0.0),
                                 batched=False)
         self._real_step_only() if np.iscomplexobj(x) else None
-        along = self._run(fd.jacobian, lambda t: cp.as_parts(fun(x + t * x_dot)), np.float64(0.0),
-                          batched=False)
+        along = self._run(fd.estimate_jacobian, lambda t: cp.as_parts(fun(x + t * x_dot)),
+                          np.float64(0.0), batched=False)
         return y, along[0] + 1j * along[1] if np.iscomplexobj(y) else along[0]
 
     @_own_level

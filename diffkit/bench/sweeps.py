@@ -26,7 +26,8 @@ from .targets import Target, find_target
 
 METHODS = ("forward", "central", "richardson", "complex")
 STEPS = tuple(10.0 ** -k for k in range(1, 17))
-ENGINES = {"derivative": fd.derivative, "grad": fd.gradient, "jacobian": fd.jacobian}
+ENGINES = {"derivative": fd.estimate_derivative, "grad": fd.estimate_gradient,
+           "jacobian": fd.estimate_jacobian}
 
 
 def step_errors(target: Target, methods: Sequence[str] = METHODS,

@@ -61,7 +61,7 @@ def det(A: Any) -> Any:
     """det A by expansion by minors, row by row, in :mod:`diffkit.numpy`."""
     products = None
     for k, (cols, signs) in enumerate(tree(A.shape[0])):
-        factors = dnp.reshape(A[k][cols], (-1, signs.size)) * signs
+        factors = dnp.multiply(dnp.reshape(A[k][cols], (-1, signs.size)), signs)
         products = factors if products is None else products[:, None] * factors
         products = dnp.reshape(products, (-1,))
     return dnp.sum(products)

@@ -56,7 +56,7 @@ def vandermonde(t: np.ndarray, m: int) -> np.ndarray:
 def llsq(x: Any, n: int) -> Any:
     """½ ‖s − V x‖², in :mod:`diffkit.numpy` (``n`` is a size: static to a compiler)."""
     t, s = grid(n)
-    r = s - vandermonde(t, x.shape[0]) @ x
+    r = dnp.subtract(s, dnp.matmul(vandermonde(t, x.shape[0]), x))
     return 0.5 * dnp.sum(r * r)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as _np
 from numpy import (arange, e, eye, float32, float64, inf, nan, newaxis,  # noqa: F401
-                   ones, ones_like, pi, zeros, zeros_like)
+                   ones, pi, zeros)
 
 from .. import primitives as _p
 from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
@@ -236,6 +236,34 @@ def _gather(x: Any, idx: tuple) -> Any:
     template = tuple(i if isinstance(i, slice) else At(next(slots)) for i in spread)
     return bind(_p.gather, x, *[i if isinstance(i, Box) else _np.asarray(i) for i in arrays],
                 idx=template)
+
+
+def _filled_like(x: Any, fill: float, dtype: Any, peer_function: str) -> Any:
+    """A constant of ``x``'s shape: made by the peer's array library when running on its
+    arrays (so it meets ``x`` in a torch or JAX program), else by numpy."""
+    xp = _namespace[0]
+    if xp is not None and not isinstance(x, (Box, _np.ndarray, _np.generic)):
+        return getattr(xp, peer_function)(x, dtype=dtype)
+    dtype = dtype or (x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype)
+    return _np.full(_shape_of(x), fill, dtype=dtype)
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    """Zeros of ``x``'s shape and dtype (a constant: no derivative flows through it).
+
+    >>> zeros_like(_np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    return _filled_like(x, 0, dtype, "zeros_like")
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    """Ones of ``x``'s shape and dtype (a constant: no derivative flows through it).
+
+    >>> ones_like(_np.zeros(2)).tolist()
+    [1.0, 1.0]
+    """
+    return _filled_like(x, 1, dtype, "ones_like")
 
 
 def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Any:
