@@ -16,10 +16,12 @@ from .core import DiffkitError
 from .interpreters.batching import vmap
 from .interpreters.tensor import Tensor, as_tensor, from_numpy, gradients, no_grad, tensor
 from .transforms.checkpoint import checkpoint, checkpoint_loop
+from .transforms.control import cond, switch
 from .transforms.custom import Function, custom_jvp, custom_vjp
 from .transforms.functional import (derivative, grad, hessian, hvp, jacfwd, jacobian, jacrev,
                                     jvp, stop_gradient, value_and_grad, vjp)
 from .transforms.gradcheck import check_grads
+from .transforms.loops import fori_loop, scan, while_loop
 from .transforms.mode import get_mode, set_mode
 from .transforms.odeint import odeint
 from .transforms.record import record
@@ -49,9 +51,10 @@ def __getattr__(name: str):
 __version__ = "0.1.0"
 __all__ = ["Backend", "DiffkitError", "Function", "NotApplicable", "Tensor", "advise", "as_tensor",
            "backend", "backends", "check_grads", "checkpoint", "checkpoint_loop", "closed_form",
-           "compare", "custom_jvp", "custom_root", "custom_vjp", "data", "derivative",
-           "derivatives", "fixed_point", "from_numpy", "get_mode", "grad", "gradients", "graph",
-           "hessian", "hessian_sparsity", "hvp", "jacfwd", "jacobian", "jacobian_sparsity",
-           "jacrev", "jet", "jit", "jvp", "make_graph", "nn", "no_grad", "odeint", "optim",
-           "record", "root", "set_mode", "sparse_hessian", "sparse_jacobian", "stop_gradient",
-           "tensor", "trace", "value_and_grad", "vjp", "vmap"]
+           "compare", "cond", "custom_jvp", "custom_root", "custom_vjp", "data", "derivative",
+           "derivatives", "fixed_point", "fori_loop", "from_numpy", "get_mode", "grad",
+           "gradients", "graph", "hessian", "hessian_sparsity", "hvp", "jacfwd", "jacobian",
+           "jacobian_sparsity", "jacrev", "jet", "jit", "jvp", "make_graph", "nn", "no_grad",
+           "odeint", "optim", "record", "root", "scan", "set_mode", "sparse_hessian",
+           "sparse_jacobian", "stop_gradient", "switch", "tensor", "trace", "value_and_grad",
+           "vjp", "vmap", "while_loop"]

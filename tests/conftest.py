@@ -14,6 +14,7 @@ import os
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import settings
 
 from diffkit.core import new_level
@@ -32,14 +33,24 @@ settings.load_profile("ci" if os.environ.get("CI") == "true"
 # test sees the width of no terminal (100) unless it sets COLUMNS itself.
 os.environ["COLUMNS"] = "100"
 
+# The compiled backend takes other paths with numba (fused kernels) than without: a module
+# that exercises it is marked ``pytestmark = pytest.mark.fused`` (never skipped), and CI runs
+# those again after installing the extras, with the tests of the extras and the slow ones.
+FUSED = "fused"
+
 # Optional extras: a test that needs one is marked with the extra's name (``@pytest.mark.jax``,
 # or ``pytestmark = pytest.mark.jax`` for a module) and skipped without it, by one reason per
 # extra; ``needs(extra)`` imports the package for a module or a test. ``-m slow`` selects the
 # soak-scale and exhaustive runs that the default run leaves out (CI runs them after installing
-# every extra: ``-m "slow or jax or torch ..."``).
+# every extra: ``-m "slow or fused or jax or torch ..."``, printed by ``python tests/conftest.py``).
 EXTRAS: dict[str, str] = {"jax": "jax", "torch": "torch", "autograd": "autograd",
                           "numdifftools": "numdifftools", "jit": "numba", "cluster": "distributed",
                           "notebook": "nbclient", "docs": "sphinx"}
+
+
+def after_extras() -> str:
+    """The marker expression of CI's second run, with every extra installed."""
+    return " or ".join(["slow", FUSED, *EXTRAS])
 
 
 def missing(extra: str) -> bool:
@@ -53,9 +64,16 @@ def reason(extra: str) -> str:
 
 def needs(extra: str, module: str | None = None) -> Any:
     """``module`` (default: the extra's package) imported, or this test (module) skipped."""
-    import pytest
-
     return pytest.importorskip(module or EXTRAS[extra], reason=reason(extra))
+
+
+@pytest.fixture(scope="module")
+def jax() -> Any:
+    """JAX with float64 enabled (a peer's reference at diffkit's precision), or the test
+    skipped: needs jax."""
+    jax = needs("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
 
 
 def pytest_configure(config: Any) -> None:
@@ -63,11 +81,11 @@ def pytest_configure(config: Any) -> None:
         config.addinivalue_line("markers", f"{extra}: {reason(extra)} (skipped without it)")
     config.addinivalue_line("markers", "slow: soak-scale and exhaustive runs, left out of the "
                             "default run (pytest -m slow runs them; CI does)")
+    config.addinivalue_line("markers", f"{FUSED}: exercises the compiled backend, whose kernels "
+                            "fuse when numba is installed (CI runs it again with every extra)")
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    import pytest
-
     for item in items:
         for extra in EXTRAS:
             if item.get_closest_marker(extra) is not None and missing(extra):
@@ -210,3 +228,7 @@ def distinct(rng: np.random.Generator, shape: tuple[int, ...]) -> Any:
 
 __all__ = ["EXTRAS", "assert_close", "needs", "away", "central_diff", "central_jvp", "distinct",
            "forward_multi", "gradcheck", "inner", "positive", "real"]
+
+
+if __name__ == "__main__":
+    print(after_extras())

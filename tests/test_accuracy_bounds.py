@@ -23,6 +23,8 @@ import pytest
 import diffkit.primitives as P
 from diffkit.bench import atlas
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 pytest.importorskip("scipy")
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,6 +22,8 @@ import strategies as S
 from diffkit.compiler import passes
 from diffkit.ir.tracer import trace_graph
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 
 def baydin(x1, x2):
     """Baydin et al. (2018), Table 2: f(x1, x2) = ln(x1) + x1 x2 - sin(x2)."""

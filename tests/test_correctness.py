@@ -22,13 +22,6 @@ AD = ["forward", "reverse", "compiled"]  # compiled: reverse mode on a traced gr
 BACKENDS = ["reverse", "forward", "symbolic", "numeric", "compiled"]
 
 
-@pytest.fixture(scope="module")
-def jax() -> Any:
-    jax = needs("jax")
-    jax.config.update("jax_enable_x64", True)
-    return jax
-
-
 # ----------------------------------------------------------------- 1. forward mode, broadcast scalar
 
 

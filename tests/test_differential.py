@@ -32,6 +32,8 @@ from diffkit.core import new_level
 from jax_cases import CASES as JAX_CASES, JUDGED, MPMATH_JUDGED
 from diffkit.bench.reference import reference
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 SCALE = float(os.environ.get("DIFFKIT_DIFFERENTIAL_SCALE", "1"))
 STATS: Counter[str] = Counter()
 

@@ -83,13 +83,6 @@ def test_recorded_value_used_after_the_block_computes_unrecorded() -> None:
 
 # ------------------------------------------------------------------ crashes that now answer
 
-@pytest.fixture(scope="module")
-def jax() -> object:
-    jax = needs("jax")
-    jax.config.update("jax_enable_x64", True)
-    return jax
-
-
 @pytest.mark.jax
 @pytest.mark.parametrize("kw", [{}, {"endpoint": False}, {"num": 1}, {"num": 2}])
 def test_linspace_with_traced_endpoints_matches_jax(kw: dict, jax: object) -> None:

@@ -24,6 +24,8 @@ from diffkit.compiler import driver, numba_kernels
 from diffkit.compiler.fusion import basic_index, fuse
 from diffkit.compiler.show import adjoint_program
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 
 @pytest.fixture(autouse=True)
 def _kernel_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):

@@ -22,6 +22,8 @@ from diffkit.compiler import driver
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import SIMD_ULPS, Lowering
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
 EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-310, -1e-310, 1e-300, 1e300,
                   -1e300, 710.0, -745.5, np.inf, -np.inf, np.nan])

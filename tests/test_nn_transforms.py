@@ -33,6 +33,8 @@ import diffkit.numpy as dnp
 from diffkit import nn
 from diffkit.core import Box
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 # =========================================================================== references
 
 

@@ -8,7 +8,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from conftest import needs
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -28,13 +27,6 @@ def logistic_closed(y0, t, r, k):
 
 def lotka_volterra(y, t, a, b, c, d):
     return dnp.stack([a * y[0] - b * y[0] * y[1], -c * y[1] + d * y[0] * y[1]])
-
-
-@pytest.fixture(scope="module")
-def jax():
-    jax = needs("jax")
-    jax.config.update("jax_enable_x64", True)
-    return jax
 
 
 @pytest.mark.jax

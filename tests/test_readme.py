@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXTRAS
-from test_cli import run
+from test_cli import console
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -68,7 +68,7 @@ def test_the_readme_has_its_command_lines() -> None:
 
 
 @pytest.mark.parametrize("line", LINES)
-def test_readme_line_exits_0(line: str, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_readme_line_exits_0(line: str, tmp_path: Path, monkeypatch) -> None:
     extra = _extra(line)
     packages = {"all-peers": ["jax", "torch", "autograd", "numdifftools"]}.get(extra, [extra])
     for name in filter(None, packages):
@@ -83,6 +83,9 @@ def test_readme_line_exits_0(line: str, tmp_path: Path, capsys, monkeypatch) -> 
                               timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         return
-    code, out, err = run(capsys, *argv[1:])
+    # In a fresh process, as a reader runs it: this worker may have imported JAX, which is
+    # multithreaded, and a cell forked from it can deadlock (JAX warns of exactly that).
+    done = console(*argv[1:], timeout=900)
+    code, out, err = done.returncode, done.stdout, done.stderr
     assert code == 0, f"{line}\n{err[-2000:]}\n{out[-2000:]}"
     assert out or list(tmp_path.rglob("*.png")) or list(tmp_path.rglob("*.html"))

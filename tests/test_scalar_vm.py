@@ -28,6 +28,8 @@ from diffkit.ir.tracer import trace_graph
 from diffkit.primitives import compare
 from diffkit.primitives.lowering import Lowering
 
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 EDGES = (0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.5, 3.0, 1e-310, 700.0, 710.0, -745.5,
          1e308, -1e308, np.inf, -np.inf, np.nan)

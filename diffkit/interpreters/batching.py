@@ -49,7 +49,9 @@ class Batched(Box):
     def __bool__(self) -> bool:
         raise DiffkitError(
             "vmap: a Python branch (if, while, bool()) on a value that differs per example "
-            "cannot take one path per example; use dnp.where(cond, a, b) instead")
+            "cannot take one path per example; use dnp.where(cond, a, b) instead, or "
+            "dk.cond(pred, true_fun, false_fun, *operands) for an if and "
+            "dk.while_loop(cond_fun, body_fun, init_val) for a while")
 
     def __repr__(self) -> str:
         return f"Batched({self.value!r})"

@@ -154,7 +154,8 @@ def to_sympy(fun: Callable, x: Any, point: bool = False) -> tuple[list[sp.Symbol
                 raise NotApplicable(
                     "the symbolic backend needs a closed form, but this function branches on "
                     "a value (if/while/max on a traced number); write the branch with "
-                    "dnp.where(cond, a, b), or use the forward, reverse or numeric backend"
+                    "dnp.where(cond, a, b) or dk.cond(pred, true_fun, false_fun, *operands), "
+                    "or use the forward, reverse or numeric backend"
                 ) from None
             raise
     return syms, _objects(y.value if isinstance(y, Sym) else primal(y))

@@ -6,9 +6,10 @@ the compiler's IR (:mod:`diffkit.ir.graph`). Replaying a graph (:func:`evaluate`
 its equations through ``bind`` again, at any level: on arrays, duals, tapes or another graph.
 
 Because nothing has a value, ``if x > 0:`` cannot be decided while tracing: ``x > 0``
-records a comparison (a boolean mask, usable in ``dnp.where``), and asking for its truth
-raises one line naming the user's line and the fixes: ``dnp.where``, a static
-argument, or an eager backend. A branch is never silently frozen.
+records a comparison (a boolean mask, usable in ``dnp.where`` and ``dk.cond``), and asking
+for its truth raises one line naming the user's line and the fixes: ``dk.cond`` (or
+``dk.fori_loop`` for a ``while``), ``dnp.where``, a static argument, or an eager backend.
+A branch is never silently frozen.
 
 >>> import diffkit.numpy as dnp
 >>> g = trace_graph(lambda x: dnp.sin(x) * 2.0, (np.zeros(3),))
@@ -18,12 +19,13 @@ argument, or an eager backend. A branch is never silently frozen.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import keyword
 import linecache
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -201,6 +203,28 @@ class GraphInterpreter(Interpreter):
         self.eqns.append(Eqn(prim, ins, out, dict(params)))
         return GraphTracer(self, out)
 
+    @contextlib.contextmanager
+    def reading_through(self, wrap: Callable[[GraphTracer], GraphTracer]) -> Iterator[None]:
+        """The equations recorded inside read each float value recorded before through
+        ``wrap`` (applied once per value, ahead of them): ``dk.cond`` gates what a branch
+        reads, the values it closes over as well as its operands, with the branch's mask."""
+        mark, known = len(self.eqns), self.count
+        yield
+        inner = self.eqns[mark:]
+        del self.eqns[mark:]
+        through: dict[Var, Atom] = {}
+
+        def read(a: Atom) -> Atom:
+            if type(a) is not Var or a.n > known or a.dtype.kind not in "fc":
+                return a
+            if a not in through:
+                through[a] = wrap(GraphTracer(self, a)).var
+            return through[a]
+
+        for e in inner:
+            e.inputs = tuple(read(a) for a in e.inputs)
+        self.eqns += inner
+
     def copy(self, e: Eqn, args: Sequence[Any]) -> GraphTracer:
         """Record ``e`` again on operands of this trace with the types ``e`` was traced
         at (a graph replayed into the trace it came from: no shapes to work out)."""
@@ -277,16 +301,22 @@ def value_error(what: str) -> NotApplicable:
         return NotApplicable(f"n/a: the derivative rule helper {rule} reads concrete values, "
                             "which a graph traced once for all values does not have; use an "
                             "eager backend (forward, reverse)")
-    where = ""
+    where, code = "", ""
     if frame is not None:
         code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         where = f" at {os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (
             f" ({code})" if code else "")
+    if code.startswith("while"):
+        fix = ("write a loop of a fixed count as dk.fori_loop(lower, upper, body_fun, "
+               "init_val) (dk.while_loop(cond_fun, body_fun, init_val), which stops on a value, "
+               "runs on the eager backends)")
+    else:
+        fix = ("write an if as dk.cond(pred, true_fun, false_fun, *operands) (dk.switch for "
+               "more branches) or elementwise as dnp.where(cond, a, b)")
     return NotApplicable(
         f"{what} of a traced array is needed{where}, but the compiled backend traces the "
-        "function once for all values, so it cannot branch on them: write it with "
-        "dnp.where(cond, a, b), make the deciding argument static (static_argnums), or use "
-        "an eager backend (forward, reverse)")
+        f"function once for all values, so it cannot branch on them: {fix}, make the deciding "
+        "argument static (static_argnums), or use an eager backend (forward, reverse)")
 
 
 # --------------------------------------------------------------------------- entry points

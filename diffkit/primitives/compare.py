@@ -6,6 +6,8 @@ for all values cannot: there ``x > 0`` must itself be an equation, giving a bool
 a zero derivative and select passes the adjoint to the chosen side only, so they are
 not in the differentiable :func:`~diffkit.primitives.table`: no interpreter ever
 differentiates a mask (a boolean value carries no tangent and receives no adjoint).
+``gate(mask, x)`` is ``x`` whose derivative passes only where the mask holds: the branches
+of ``dk.cond`` read their operands through it when every branch runs and a select chooses.
 
 The same holds under ``vmap``: a comparison of a batched value is a batch of masks, one
 per example (:func:`mask`), never the whole batch's values seen as one example.
@@ -13,6 +15,8 @@ per example (:func:`mask`), never the whole batch's values seen as one example.
 >>> import numpy as np
 >>> select(greater(np.array([1.0, -1.0]), 0.0), 2.0, 3.0).tolist()
 [2.0, 3.0]
+>>> gate(np.array([True, False]), np.array([5.0, 6.0])).tolist()   # its value: x itself
+[5.0, 6.0]
 """
 
 from __future__ import annotations
@@ -62,6 +66,44 @@ select = Primitive(
 )
 
 
+def _gate(cond: Any, x: Any) -> Any:
+    return np.where(cond, x, x)  # (a fresh array, never x itself: programs reuse buffers)
+
+
+#: ``x`` itself, whose derivative passes only where the mask ``c`` holds (a select, never a
+#: product: a NaN where ``c`` fails stays there). ``dk.cond`` under ``vmap`` or the compiled
+#: backend computes every branch and selects; what a branch reads goes through the gate of
+#: its own mask, so a branch not taken (sqrt of a negative number) sends no NaN back.
+gate = Primitive(
+    "gate", _gate,
+    jvp=(None, lambda x_dot, y, c, x: select(c, x_dot, 0.0)),
+    vjp=(None, lambda y_bar, y, c, x: select(c, y_bar, 0.0)),
+    saves=("", "c"), broadcasts=True, linear=True,
+    array_api=lambda xp, c, x: xp.where(c, x, x),
+    lower=low.Lowering(lambda c, x: low.apply("select", c, x, x), "np.where({0}, {1}, {1})"),
+    sympy=lambda sp, c, x: x,
+    taylor=series.linear(fixed=(0,)),
+    complex=True,
+)
+
+
+def _stopped_series(prim: Primitive, xs: list, params: dict) -> np.ndarray:
+    """Taylor mode: the value, and 0 at every higher order."""
+    value = series.term(xs[0], 0)
+    return series.stack([value] + [np.zeros_like(value)] * series.order(xs))
+
+
+#: ``x``'s value, a constant to every derivative: ``dk.stop_gradient`` in a graph being
+#: traced, which is differentiated after tracing (eager boxes are simply looked through).
+stopped = Primitive(
+    "stop_gradient", lambda x: np.array(x, copy=True),  # (fresh: programs reuse buffers)
+    jvp=(lambda x_dot, y, x: select(np.False_, x_dot, 0.0),),
+    vjp=(lambda y_bar, y, x: select(np.False_, y_bar, 0.0),),
+    saves=("",), broadcasts=True, array_api=lambda xp, x: x, zero_derivative=True,
+    lower=low.Lowering(lambda x: x, "np.array({0})"), taylor=_stopped_series,
+)
+
+
 def mask(ufunc: np.ufunc, x: Any, y: Any) -> Any:
     """``ufunc(x, y)`` on values: a plain boolean array, or, when a batched value takes
     part, a batched mask (one per example, see :mod:`diffkit.interpreters.batching`).
@@ -83,8 +125,10 @@ def mask(ufunc: np.ufunc, x: Any, y: Any) -> Any:
 def without_derivatives(x: Any) -> Any:
     """``x`` with only its batching boxes left (Dual and Tensor boxes are looked through):
     its value, one per example under ``vmap``, as a constant to every derivative."""
-    if not isinstance(x, Box) or x.abstract:  # (a traced graph's value is the bottom)
+    if not isinstance(x, Box):
         return x
+    if x.abstract:  # a graph being traced: differentiated later, so the cut is an equation
+        return bind(stopped, x)
     if x.expression:
         raise DiffkitError("stop_gradient is n/a on the symbolic backend: a closed form has no "
                            "constant copy of a variable; use the forward or reverse backend")

@@ -8,7 +8,9 @@
 * :mod:`.custom` — user rules (``custom_jvp``, ``custom_vjp``, PyTorch's ``Function``);
 * :mod:`.record` — tape-scoped gradients (``with dk.record() as tape``, TensorFlow's style);
 * :mod:`.weights` — MindSpore's ``weights=``; :mod:`.mode` — ``dk.set_mode``;
-* :mod:`.gradcheck` — ``check_grads`` against finite differences.
+* :mod:`.gradcheck` — ``check_grads`` against finite differences;
+* :mod:`.control`, :mod:`.loops` — ``cond``, ``switch``, ``scan``, ``fori_loop``,
+  ``while_loop`` (JAX's control flow, the same in every backend).
 """
 
 from ..interpreters.batching import vmap
