@@ -501,3 +501,36 @@ def test_a_torn_last_line_is_read_back_and_resumed(tmp_path):
     shown = {r["backend"]: r for r in json.loads(again.stdout)}
     assert shown["forward"]["time_s"] == json.loads(lines[0])["time_s"]
     assert records[2]["status"] == "ok"
+
+
+# ---------------------------------------------------------------- peers whose threads stay behind
+
+
+def _peer_cell(name: str) -> dict:
+    """A harness cell (forked from this process) taking a gradient with peer ``name``."""
+    from diffkit.bench.cells import run_isolated
+
+    def job() -> dict:
+        g = dk.grad(lambda x: dnp.sum(dnp.sin(x) * x), backend=dk.backend(name))(np.ones(2))
+        return {"g": g.tolist()}
+    return run_isolated(job, timeout=60)
+
+
+@pytest.mark.jax
+def test_a_cell_forked_after_jax_ran_refuses_jax_in_one_line_instead_of_hanging(jax):
+    jax.numpy.ones(3).block_until_ready()  # JAX's client and its threads now run here
+    started = time.perf_counter()
+    cell = _peer_cell("jax")
+    assert cell["status"] == "error" and "forked from a process that had already run JAX" in \
+        cell["message"] and "diffkit compare" in cell["message"]
+    assert time.perf_counter() - started < 30  # at once, not at the timeout
+
+
+@pytest.mark.torch
+def test_a_cell_forked_after_torch_ran_its_threads_computes_on_one_thread():
+    torch = pytest.importorskip("torch")
+    x = torch.ones(400, 400, dtype=torch.float64)
+    assert float((x @ x).sum()) == 400.0 ** 3  # the intra-op pool now runs here
+    cell = _peer_cell("torch")
+    assert cell["status"] == "ok", cell
+    np.testing.assert_allclose(cell["g"], np.sin(1.0) + np.cos(1.0), rtol=1e-15)

@@ -20,12 +20,18 @@ from diffkit.gradbench.workloads import instance, names
 from diffkit.reporting import gradbench as section
 from diffkit.reporting.report import build
 from diffkit.reporting.spec import load_spec
-from test_cli import run
+from test_cli import console, run
 
 
-def compared(capsys, name, *argv):
-    """The JSON records of ``diffkit compare name argv`` (one repeat), and the exit code."""
-    code, out, err = run(capsys, "compare", name, "--repeat", "1", "--format", "json", *argv)
+def compared(capsys, name, *argv, fresh=False):
+    """The JSON records of ``diffkit compare name argv`` (one repeat), and the exit code;
+    ``fresh``: in a new process (JAX cells cannot fork from a worker that has run JAX)."""
+    argv = ("compare", name, "--repeat", "1", "--format", "json", *argv)
+    if fresh:
+        done = console(*argv)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        code, out, err = run(capsys, *argv)
     assert "Traceback" not in err
     return code, json.loads(out)
 
@@ -124,10 +130,10 @@ def test_torch_says_in_one_line_what_a_numpy_operator_on_a_tensor_needs():
 
 @pytest.mark.jax
 def test_jax_runs_an_eval_eager_and_jitted(capsys):
-    code, records = compared(capsys, "kmeans", "--backends", "jax,jax[jit=true]")
+    code, records = compared(capsys, "kmeans", "--backends", "jax,jax[jit=true]", fresh=True)
     assert code == 0 and all(r["status"] == "ok" and r["error"] < 1e-12 for r in records)
     assert records[1]["setup_s"] > 0  # the jitted program's compile time, apart
-    code, records = compared(capsys, "ode", "--backends", "jax")  # zeros_like of a JAX value
+    code, records = compared(capsys, "ode", "--backends", "jax", fresh=True)  # zeros_like of a JAX value
     assert code == 0 and records[0]["status"] == "ok" and records[0]["error"] < 1e-12
     p = instance("kmeans")  # a numpy result: the timed call waited for JAX's computation
     assert type(dk.grad(p.f, backend=dk.backend("jax", jit=True))(p.x)) is np.ndarray

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..backends.peers import after_fork
 from ..core import NotApplicable
 
 
@@ -41,6 +42,7 @@ def _die_with_parent() -> None:
 
 def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     _die_with_parent()
+    after_fork()  # the peers whose threads stayed in the parent
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # a chatty user function must not flood the parent's terminal,
     os.dup2(devnull, 2)  # nor its Python-level streams (pytest capture, Jupyter, IDEs)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, ClassVar
@@ -63,6 +64,28 @@ def require(module: str, backend: str, library: str, extra: str) -> ModuleType:
             from None
 
 
+#: Peer libraries left unusable in this process: it was forked (a harness cell) from one in
+#: which they had started their threads (see :func:`after_fork`).
+LEFT_BEHIND: set[str] = set()
+
+
+def after_fork() -> None:
+    """Care for the peers in a process just forked (a cell of the harness).
+
+    A forked process has only the thread that forked; a library whose thread pool was
+    running in the parent deadlocks when it uses that pool (JAX and PyTorch both warn of
+    it). PyTorch recovers on one thread: it is set to one here. JAX cannot (its client
+    holds the vanished threads): where it had run, the jax backend refuses in one line
+    instead of hanging until the cell's timeout. A command-line run never meets this: its
+    parent does not import the peers; a notebook that ran JAX before ``dk.compare`` does.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    if getattr(sys.modules.get("jax._src.xla_bridge"), "_backends", None):
+        LEFT_BEHIND.add("jax")
+
+
 class PeerBackend(Backend):
     """Base of the adapters: availability check, input check, numpy results.
 
@@ -81,6 +104,13 @@ class PeerBackend(Backend):
 
     def lib(self) -> ModuleType:
         """The peer library, imported now if needed."""
+        module, library, _ = self.requires
+        if module in LEFT_BEHIND:
+            raise DiffkitError(
+                f"the {self.name} backend cannot run in this cell: it was forked from a process "
+                f"that had already run {library}, whose threads a forked process lacks (it "
+                "would deadlock); compare the peers from the command line (diffkit compare), "
+                f"or in a fresh process before {library} runs there")
         if self._lib is None:
             self._lib = require(self.requires[0], self.name, *self.requires[1:])
             self.setup()
