@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -52,10 +53,18 @@ def stated() -> dict[str, dict[str, float]]:
 
 
 BOUNDS = stated()
+# issue 40's last rows, where a peer's first derivative (or fused value) was ahead
+# (docs/accuracy.md): the measured maximum over the 400 points, eager and fused, rounded up,
+# each first derivative at most the best installed peer's (sqrt: autograd's 0.59, arcsin and
+# arccos: JAX's 0.91 and 0.92, arctan 1.2, arctan2 0.96 and 1.1, hypot: PyTorch's 1.09)
+TIGHTENED = {"sqrt": {"d1": 0.59, "d2": 0.6}, "arcsin": {"d1": 0.78, "d2": 3.5},
+             "arccos": {"d1": 0.91, "d2": 3.5}, "arctan": {"d1": 0.9, "d2": 3.0},
+             "arctan2(x, 1.5)": {"d1": 0.96, "d2": 3.0}, "arctan2(1.5, x)": {"d1": 0.95, "d2": 3.5},
+             "hypot(x, 1.5)": {"d1": 1.0, "d2": 3.5}, "cbrt": {"value": 0.52, "d1": 1.6, "d2": 3.5}}
 
 
 def bound(name: str) -> dict[str, float]:
-    return BOUNDS.get(name, TARGET)
+    return {**BOUNDS.get(name, TARGET), **TIGHTENED.get(name, {})}
 
 
 def test_every_elementwise_primitive_is_measured_or_says_why():
@@ -107,7 +116,8 @@ def test_eager_modes_meet_the_stated_bound(name):
 # whose value is a formula: their fused kernels compute the same forms (tests/test_lowering.py
 # checks each formula fused against numpy; here the derivatives, as the compiler traces them)
 FUSED = ("sigmoid", "tanh", "expm1", "erf", "erfc", "log_ndtr", "logaddexp(x, 0)",
-         "logaddexp2(x, 0)", "arcsin", "arctanh", "arcsinh", "arccosh", "arctan2(x, 1.5)",
+         "logaddexp2(x, 0)", "arcsin", "arccos", "arctanh", "arcsinh", "arccosh", "arctan",
+         "arctan2(x, 1.5)", "arctan2(1.5, x)", "hypot(x, 1.5)", "sqrt", "cbrt",
          "erfcx", "erfinv", "ndtri", "gammainc(2.5, x)", "gammaincc(2.5, x)",
          "betainc(0.5, 2.5, x)", "ive(1, x)", "i0e")
 
@@ -118,6 +128,55 @@ def test_fused_kernels_meet_the_stated_bound(name, tmp_path_factory, monkeypatch
     monkeypatch.setenv("DIFFKIT_CACHE", str(tmp_path_factory.getbasetemp() / "diffkit-cache"))
     failures = check(atlas.CASES[name], ("compiled",))
     assert not failures, f"{name}: " + "; ".join(failures)
+
+
+def _over_square_reference(a: float, b: float) -> tuple[float, float]:
+    """d arctan2(a, b) / da and / db, b / (a^2 + b^2) and -a / (a^2 + b^2), at 50 digits."""
+    with mpmath.workdps(50):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        s = a * a + b * b
+        return float(b / s), float(-a / s)
+
+
+def test_arctan2_rule_keeps_its_digits_at_every_scale():
+    """Both partial derivatives of arctan2 within 1 ulp of mpmath for pairs spread over the
+    whole range of magnitudes (each scaling of the rule, and squares that would over- or
+    underflow), reverse and forward mode; 0 at an infinite argument (the limit)."""
+    import diffkit as dk
+    import diffkit.numpy as dnp
+
+    rng = np.random.default_rng(40)
+    e = rng.uniform(-1000.0, 1000.0, 300)
+    a = rng.choice([-1.0, 1.0], 300) * 2.0 ** e * rng.uniform(1.0, 2.0, 300)
+    b = rng.choice([-1.0, 1.0], 300) * 2.0 ** (e + rng.uniform(-40.0, 40.0, 300))
+    ref = np.array([_over_square_reference(u, v) for u, v in zip(a, b)]).T
+    for k, r in enumerate(ref):
+        reverse = dk.grad(lambda a, b: dnp.sum(dnp.arctan2(a, b)), argnums=k)(a, b)
+        tangents = (np.ones_like(a), np.zeros_like(b))[::1 if k == 0 else -1]
+        forward = dk.jvp(lambda a, b: dnp.arctan2(a, b), (a, b), tangents)[1]
+        normal = np.abs(r) >= np.finfo(float).tiny
+        assert normal.sum() > 200
+        for g in (reverse, forward):
+            err = np.abs(g - r)[normal] / np.spacing(np.abs(r[normal]))
+            assert err.max() <= 1.0, (k, err.max())
+    inf = np.array([np.inf, -np.inf, 3.0, 1e300])
+    for k in (0, 1):
+        g = dk.grad(lambda a, b: dnp.sum(dnp.arctan2(a, b)), argnums=k)(inf, inf[::-1])
+        np.testing.assert_array_equal(g[:2], 0.0)
+
+
+def test_the_eager_shortcut_of_the_scaling_changes_no_digit():
+    """Where every argument lies between 2^-128 and 2^128 eager code skips arctan2's and
+    arctan's scaling: the same numbers as with it (one far argument in the array)."""
+    import diffkit as dk
+    import diffkit.numpy as dnp
+
+    x = np.random.default_rng(1).standard_normal(500) * 10.0 ** np.arange(-20, 20, 0.08)
+    for f in (dnp.arctan, lambda v: dnp.arctan2(v, 1.5), lambda v: dnp.arctan2(1.5, v)):
+        d1 = dk.grad(lambda v, f=f: dnp.sum(f(v)))
+        d2 = dk.grad(lambda v, d1=d1: dnp.sum(d1(v)))
+        for d in (d1, d2):
+            np.testing.assert_array_equal(d(x), d(np.append(x, 1e300))[:-1])
 
 
 def test_sigmoid_log_gradient_far_left():

@@ -274,6 +274,30 @@ def test_known_inaccuracies_at_high_order(name: str) -> None:
     _check_unary(table()[name], MP_UNARY[name][0], KNOWN_INACCURATE[name][0], f"{name} (known)")
 
 
+# tanh and sigmoid where they round to their limits: every derivative is a normal number
+# (-2e-35 for tanh' at 40), which the ODE in the value, y' = 1 - y^2, gave as 0
+TAILS = {"tanh": (M.tanh, [-350.0, -40.0, -19.0, 5.0, 40.0, 300.0]),
+         "sigmoid": (lambda x: 1 / (1 + M.exp(-x)), [-700.0, -40.0, 10.0, 38.0, 40.0, 300.0])}
+
+
+@pytest.mark.parametrize("name", sorted(TAILS))
+def test_logistic_tails_keep_every_order(name: str) -> None:
+    """Orders 1 to 6 of tanh and sigmoid in their tails, each relative to itself (to 1e-14),
+    along the line and a curve, against mpmath at 400 digits (1 - tanh(300) is 1e-261)."""
+    mp_f, points = TAILS[name]
+    x = np.array(points)
+    line = dk.derivatives(table()[name], ORDER)(x)
+    _, curve = dk.jet(table()[name], (x,), ([np.full(x.shape, s) for s in CURVES[1]],))
+    for i, p in enumerate(points):
+        for mine, inner in (([d[i] for d in line[1:]], lambda t: mpmath.mpf(p) + t),
+                            ([d[i] for d in curve], _along(p, CURVES[1]))):
+            with mpmath.workdps(400):
+                ref = mpmath.taylor(lambda t: mp_f(inner(t)), 0, ORDER)
+                ref = [float(c * mpmath.factorial(k)) for k, c in enumerate(ref)][1:]
+            assert all(r != 0.0 for r in ref), (name, p)
+            np.testing.assert_allclose(mine, ref, rtol=1e-14, err_msg=f"{name} at {p}")
+
+
 @pytest.mark.parametrize("name", ["mul", "div", "power"])
 def test_binary_arithmetic_with_one_constant_argument(name: str) -> None:
     """The constant-factor paths of the product, quotient and power rules."""

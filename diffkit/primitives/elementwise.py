@@ -22,7 +22,7 @@ import numpy as np
 from ..core import Box, NotApplicable, Primitive, primal, shape
 from . import lowering as low
 from . import patterns, series
-from .compare import mask, select
+from .compare import mask, select, without_derivatives
 from .structure import align
 
 
@@ -67,7 +67,19 @@ log = unary("log", np.log, lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x),
             lower=low.libm("log"), taylor=series.log, complex=True)
 log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x),
               lower=low.libm("log1p"), complex=True)
-sqrt = unary("sqrt", np.sqrt, lambda y, x: 0.5 / y, "y", lambda sp, x: sp.sqrt(x),
+
+
+def _dsqrt(y: Any, x: Any) -> Any:
+    """sqrt'(x) = x^(-1/2) / 2 by one pow: 0.5 / y takes the rounding of y = sqrt(x) and of
+    the quotient (1.4 ulps), pow rounds once (0.7), and its own derivative, -x^(-3/2) / 4, is
+    one pow again. On complex values and formulas 0.5 / y (numpy's complex pow is less
+    accurate than its sqrt)."""
+    if is_complex(x) or getattr(x, "expression", False):
+        return 0.5 / y
+    return 0.5 * power(x, -0.5)
+
+
+sqrt = unary("sqrt", np.sqrt, _dsqrt, "y x", lambda sp, x: sp.sqrt(x),
              lower=low.libm("sqrt"), taylor=series.sqrt, complex=True)
 sin = unary("sin", np.sin, lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x), lower=low.libm("sin"),
             taylor=series.pair(np.sin, np.cos, -1.0, 0), complex=True)
@@ -87,20 +99,126 @@ def _one_minus_square(x: Any) -> Any:
     return select(mask(np.less, abs(x), 0.5), 1.0 - x * x, (1.0 - x) * (1.0 + x))
 
 
-arcsin = unary("arcsin", np.arcsin, lambda y, x: 1.0 / sqrt(_one_minus_square(x)), "x",
+def _darcsin(x: Any) -> Any:
+    """arcsin'(x) = (1 - x^2)^(-1/2) as sqrt(1 / (1 - x^2)): the quotient's rounding is halved
+    by the root, which rounds last (1.3 ulps at most; 1 / sqrt(...) 1.9); 1 / sqrt on complex
+    values and formulas (the principal branch, as numpy's)."""
+    if is_complex(x) or getattr(x, "expression", False):
+        return 1.0 / sqrt(1.0 - x * x)
+    return sqrt(1.0 / _one_minus_square(x))
+
+
+arcsin = unary("arcsin", np.arcsin, lambda y, x: _darcsin(x), "x",
                lambda sp, x: sp.asin(x), "asin", lower=low.libm("asin"), complex=True)
-arccos = unary("arccos", np.arccos, lambda y, x: -1.0 / sqrt(_one_minus_square(x)), "x",
+arccos = unary("arccos", np.arccos, lambda y, x: -_darcsin(x), "x",
                lambda sp, x: sp.acos(x), "acos", lower=low.libm("acos"), complex=True)
 
 
+_VELTKAMP = 2.0**27 + 1.0
+
+
+def _split(v: Any) -> tuple[Any, Any]:
+    """``v = h + l``, h the leading 26 bits of v and l the rest (Veltkamp's splitting, exact
+    for |v| < 2^995), so h * h and products of 26-bit parts are exact. In real arithmetic
+    h = v and l = 0: a derivative takes h's tangent as v's (to within 2^-26) and l's as their
+    difference (exactly), and every identity below holds whatever h is, so the parts of a
+    tangent add up to it within a rounding."""
+    c = _VELTKAMP * v
+    h = c - (c - v)
+    return h, v - h
+
+
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a + b = s + t`` exactly, s the rounded sum (Knuth's two-sum). In real arithmetic t
+    is 0, and so are its derivatives."""
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+def _sum_of_squares(a: Any, b: Any, b_exact: bool = False) -> tuple[Any, Any]:
+    """``a^2 + b^2 = s + t``, s rounded and t its rounding error, to within 2^-100 of the
+    sum, for 2^-480 < max(|a|, |b|) < 2^500: with a = ha + la (:func:`_split`),
+    a^2 = ha^2 + la (a + ha), ha^2 exact and the rest 2^-25 of it; the exact sum of the
+    leading squares (:func:`_two_sum`), the rest added to its error, the two renormalized.
+    ``b_exact``: b is a power of two (its square is exact as it is)."""
+    ha, la = _split(a)
+    rest, hb = la * (a + ha), b
+    if not b_exact:
+        hb, lb = _split(b)
+        rest = rest + lb * (b + hb)
+    s, t = _two_sum(ha * ha, hb * hb)
+    r = t + rest
+    total = s + r
+    return total, r - (total - s)
+
+
+def _reciprocal(s: Any, t: Any, u: Any = 1.0) -> Any:
+    """``u / (s + t)`` for |t| within an ulp of s: ``q - q (t / s)`` with ``q = u / s``, the
+    rounding of the quotient and of the difference (within 1 ulp)."""
+    q = u / s
+    return q - q * (t / s)
+
+
+# (bound, scale): beyond (below) each power of two max(|a|, |b|) is scaled by the other,
+# exactly, into 2^-192 .. 2^256, where squares are normal numbers and the adjoints of
+# reverse mode (1 / s^2 for a quotient by s) do not underflow before the derivative does
+_SCALES = ((2.0**512, 2.0**-768), (2.0**128, 2.0**-320))
+_CLIP = 2.0**400  # a scaled argument beyond this (an infinite one) gives the limit, 0
+
+
+def _scale(m: Any, small: bool = True) -> Any:
+    """The power of two of :data:`_SCALES` for max(|a|, |b|) = m (``small``: m may be below
+    2^-128), computed on values (piecewise constant: no derivative); None where m is an
+    array of values between 2^-128 (or 0) and 2^128: the scale is 1 throughout, and eager
+    code skips the scaling (which would change no digit)."""
+    if isinstance(m, np.ndarray) and np.all(m < _SCALES[-1][0]) and not (
+            small and np.any((m < 1.0 / _SCALES[-1][0]) & (m != 0.0))):
+        return None
+    sigma = 1.0
+    for bound, scale in reversed(_SCALES):
+        sigma = select(mask(np.greater_equal, m, bound), scale, sigma)
+        if small:
+            sigma = select(mask(np.less, m, 1.0 / bound), 1.0 / scale, sigma)
+    return sigma
+
+
+def _clip(v: Any) -> Any:
+    return maximum(minimum(v, _CLIP), -_CLIP)
+
+
+def _over_square(a: Any, b: Any, which: int) -> Any:
+    """a / (a^2 + b^2) (``which`` 0) or b / (a^2 + b^2) (1), with a^2 + b^2 = s + t to
+    2^-100 (:func:`_sum_of_squares`) and the quotient corrected by t (:func:`_reciprocal`):
+    within 1 ulp. (u / r) / r with r = hypot(a, b) rounds r, doubled, and two quotients
+    (2 ulps); u / (a * a + b * b) its sum, an ulp where that is near a power of two, and
+    overflows from 1.3e154. a and b are first scaled by a power of two (:func:`_scale`),
+    exactly, and the result scaled back; an infinite one is clipped (the result is then 0,
+    the limit). The formula on complex values (hypot is not holomorphic) and on formulas."""
+    if is_complex(a) or is_complex(b) or getattr(a, "expression", False) \
+            or getattr(b, "expression", False):
+        return (a, b)[which] / (a * a + b * b)
+    sigma = _scale(maximum(abs(without_derivatives(a)), abs(without_derivatives(b))))
+    if sigma is None:
+        return _reciprocal(*_sum_of_squares(a, b), (a, b)[which])
+    a, b = _clip(a * sigma), _clip(b * sigma)
+    return _reciprocal(*_sum_of_squares(a, b), (a, b)[which]) * sigma
+
+
 def _darctan(x: Any) -> Any:
-    """1 / (1 + x^2); beyond |x| = 1 as u^2 / (1 + u^2) with u = 1 / x: (1 + x^2)^2 in its
-    derivative overflows from |x| = 1e77, where -2x / (1 + x^2)^2 is still normal."""
+    """1 / (1 + x^2) as arctan2's rule computes 1 / (x^2 + 1^2) (:func:`_over_square`), 1
+    scaled with x to a power of two: within 1 ulp. 1 / (1 + x * x) takes the rounding of
+    1 + x^2, an ulp of the result where it is near 1 (1.9 ulps; JAX's, with a fused
+    multiply-add, 1.5), and its reverse-mode derivative underflows from |x| = 1e77
+    (1 / s^2). Every step is a sum, a product or a quotient whose derivative does not
+    cancel, so the second derivative keeps its digits too; the textbook formula on complex
+    values and formulas."""
     if is_complex(x) or getattr(x, "expression", False):
         return 1.0 / (1.0 + x * x)
-    near = mask(np.less_equal, abs(x), 1.0)
-    u = 1.0 / select(near, 2.0, x)
-    return select(near, 1.0 / (1.0 + x * x), u * u / (1.0 + u * u))
+    sigma = _scale(abs(without_derivatives(x)), small=False)
+    if sigma is None:
+        return _reciprocal(*_sum_of_squares(x, 1.0, b_exact=True))
+    return _reciprocal(*_sum_of_squares(_clip(x * sigma), sigma, b_exact=True), sigma) * sigma
 
 
 arctan = unary("arctan", np.arctan, lambda y, x: _darctan(x), "x", lambda sp, x: sp.atan(x),
@@ -127,14 +245,21 @@ def _dtanh(x: Any, y: Any) -> Any:
 
 tanh = unary("tanh", np.tanh, lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x),
              lower=low.libm("tanh"),
-             taylor=series.ode(np.tanh, lambda y, m: (m == 0) - series.square(y, m)), complex=True)
+             taylor=series.logistic(np.tanh, lambda x: _dtanh(x, np.tanh(x)), 1.0, 1.0),
+             complex=True)
 # sigmoid'(x) = tanh'(x/2) / 4 (sigmoid(x) = (1 + tanh(x/2)) / 2): the same two branches, so
 # no digit is lost where sigmoid rounds to 1 (y (1 - y) is 0 there, x > 37) nor in the second
 # derivative near 0 (sigmoid(x) sigmoid(-x), differentiated, subtracts two numbers near 1/8)
-sigmoid = unary("sigmoid", _sigmoid, lambda y, x: 0.25 * _dtanh(0.5 * x, tanh(0.5 * x)), "x",
+
+
+def _dsigmoid(x: Any) -> Any:
+    return 0.25 * _dtanh(0.5 * x, tanh(0.5 * x))
+
+
+sigmoid = unary("sigmoid", _sigmoid, lambda y, x: _dsigmoid(x), "x",
                 lambda sp, x: 1 / (1 + sp.exp(-x)), lambda xp, x: 1.0 / (1.0 + xp.exp(-x)),
                 lower=low.Lowering(low.sigmoid, ulps=low.SIMD_ULPS["exp"] + 1),
-                taylor=series.ode(_sigmoid, lambda y, m: y[m] - series.square(y, m)), complex=True)
+                taylor=series.logistic(_sigmoid, _dsigmoid, 0.5, 0.5), complex=True)
 sign = unary("sign", np.sign, _zero, "", lambda sp, x: sp.sign(x), lower=low.Lowering(low.sign),
              zero_derivative=True)
 
@@ -295,8 +420,22 @@ def no_closed_form(name: str) -> Callable[..., Any]:
 
 LN2 = float(np.log(2.0))
 
-cbrt = unary("cbrt", np.cbrt, lambda y, x: 1.0 / (3.0 * y * y), "y", lambda sp, x: sp.real_root(x, 3),
-             lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0), lower=low.libm("cbrt"))
+
+
+def _dcbrt(y: Any, x: Any) -> Any:
+    """cbrt'(x) = 1 / (3 y^2) = (y / x) / 3: y's error once and two quotients (1.8 ulps;
+    1 / (3 y y) doubles y's and rounds three times more, 3); y / x is no over- or underflow
+    for any x (3 x overflows from 6e307), and +inf at x = 0 (from a harmless 1). The
+    formula 1 / (3 y^2) on formulas."""
+    if getattr(x, "expression", False):
+        return 1.0 / (3.0 * y * y)
+    at_zero = mask(np.equal, x, 0.0)
+    return select(at_zero, np.inf, y / select(at_zero, 1.0, x) / 3.0)
+
+
+cbrt = unary("cbrt", np.cbrt, _dcbrt, "y x", lambda sp, x: sp.real_root(x, 3),
+             lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0),
+             lower=low.Lowering(low.cbrt, ulps=2))
 exp2 = unary("exp2", np.exp2, lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
              lambda xp, x: xp.pow(2.0, x), lower=low.libm("exp2"), complex=True)
 # (expm1' = exp(x), not y + 1: y + 1 is 1 + (a number near -1) for x < 0, every digit lost
@@ -427,23 +566,12 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
 )
 
 
-def _over_square(u: Any, a: Any, b: Any) -> Any:
-    """u / (a^2 + b^2) as (u / r) / r, r = hypot(a, b): a^2 + b^2 overflows from 1.3e154 (and
-    underflows below 1e-154) where the quotient is still a normal number; the formula on
-    complex values (hypot is not holomorphic) and on formulas."""
-    if is_complex(a) or is_complex(b) or getattr(a, "expression", False) \
-            or getattr(b, "expression", False):
-        return u / (a * a + b * b)
-    r = hypot(a, b)
-    return u / r / r
-
-
 arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
     "arctan2", np.arctan2,
-    jvp=(lambda a_dot, z, a, b: a_dot * _over_square(b, a, b),
-         lambda b_dot, z, a, b: -b_dot * _over_square(a, a, b)),
-    vjp=(lambda z_bar, z, a, b: z_bar * _over_square(b, a, b),
-         lambda z_bar, z, a, b: -z_bar * _over_square(a, a, b)),
+    jvp=(lambda a_dot, z, a, b: a_dot * _over_square(a, b, 1),
+         lambda b_dot, z, a, b: -b_dot * _over_square(a, b, 0)),
+    vjp=(lambda z_bar, z, a, b: z_bar * _over_square(a, b, 1),
+         lambda z_bar, z, a, b: -z_bar * _over_square(a, b, 0)),
     saves=("a b", "a b"),
     sympy=lambda sp, a, b: sp.atan2(a, b), broadcasts=True, ufunc=np.arctan2, array_api="atan2",
     lower=low.libm("atan2"),
@@ -451,7 +579,8 @@ arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b
 
 
 def _hypot_share(a: Any, b: Any, z: Any) -> Any:
-    """d hypot(a, b) / da = a / z; where |a| >= |b| as sign(a) / sqrt(1 + (b/a)^2): the
+    """d hypot(a, b) / da = a / z; where |a| >= |b| as sign(a) sqrt(1 / (1 + (b/a)^2)), the
+    root rounding last (within 1.3 ulps; a / z 1.5, sign(a) / sqrt(...) 1.9): the
     derivative of a / z, 1 / z - a^2 / z^3, cancels there (every digit once a^2 / z^2 rounds
     to 1), that of the second form is a product (b^2 / z^3). The formula on complex values
     and formulas."""
@@ -460,7 +589,7 @@ def _hypot_share(a: Any, b: Any, z: Any) -> Any:
         return a / z
     big = mask(np.greater_equal, abs(a), abs(b))
     r = select(big, b, 0.0) / select(big, a, 1.0)
-    return select(big, sign(a) / sqrt(1.0 + r * r), a / select(big, 1.0, z))
+    return select(big, sign(a) * sqrt(1.0 / (1.0 + r * r)), a / select(big, 1.0, z))
 
 
 hypot = Primitive(

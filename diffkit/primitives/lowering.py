@@ -187,10 +187,11 @@ def numpy_call(prim: Any) -> str | None:
 # (numpy >= 1.22; bit for bit with the C library elsewhere), kernels call the C library
 # (on the LLVM route, exp/log/log1p/tanh are compiler.vector_math's, within 1 ulp of it).
 # Measured against glibc over 10^5 points per function, they differ by at most 1 ulp, 2
-# for tanh, arccosh and arctanh, 3 for cbrt; the bounds add 1 for points not sampled.
+# for tanh, arccosh and arctanh; the bounds add 1 for points not sampled. (cbrt, 3 apart,
+# and x ** -0.5 have formulas of their own, within half an ulp: :func:`cbrt`, :func:`rsqrt`.)
 SIMD_ULPS = {"exp": 2, "log": 2, "tan": 2, "tanh": 3, "sinh": 2, "cosh": 2, "asin": 2,
              "acos": 2, "atan": 2, "asinh": 2, "acosh": 3, "atanh": 3, "log1p": 2, "expm1": 2,
-             "exp2": 2, "cbrt": 4, "pow": 2, "atan2": 2, "hypot": 2}
+             "exp2": 2, "pow": 2, "atan2": 2, "hypot": 2}
 
 
 def libm(c: str) -> Lowering:
@@ -206,14 +207,85 @@ def infix(op: str) -> Lowering:
 
 def power(x: ScalarExpr, y: ScalarExpr) -> ScalarExpr:
     """numpy's ``x ** y`` takes a shortcut for the exponents 2, 0.5 and -1 (square,
-    sqrt, reciprocal); the rest is ``pow``."""
+    sqrt, reciprocal); ``x ** -0.5`` is :func:`rsqrt` (no call); the rest is ``pow``."""
     if y.is_const(2):
         return x * x
     if y.is_const(0.5):
         return apply("sqrt", x)
     if y.is_const(-1):
         return 1.0 / x
+    if y.is_const(-0.5):
+        return rsqrt(x)
     return apply("pow", x, y)
+
+
+VELTKAMP = 134217729.0  # 2^27 + 1
+
+
+Split = tuple[ScalarExpr, ScalarExpr, ScalarExpr]
+
+
+def split(v: ScalarExpr) -> Split:
+    """``(v, h, l)`` with ``v = h + l``, h the leading 26 bits of v (Veltkamp's splitting,
+    exact for |v| < 2^995): products of the parts are exact."""
+    c = VELTKAMP * v
+    h = c - (c - v)
+    return v, h, v - h
+
+
+def product(a: Split, b: Split) -> tuple[ScalarExpr, ScalarExpr]:
+    """``a b = p + e`` exactly, p rounded (Dekker's product), for two numbers given by
+    their :func:`split`, where no part underflows."""
+    (a, ah, al), (b, bh, bl) = a, b
+    p = a * b
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _scales(x: ScalarExpr, edge: float, by: float, back: float
+            ) -> tuple[ScalarExpr, ScalarExpr]:
+    """Powers of two ``(k, b)``: ``k`` is ``by`` where |x| is below ``edge``, ``1 / by``
+    beyond ``1 / edge``, else 1 (so that products of x k stay normal numbers), and ``b``
+    scales the result back (``back``, ``1 / back``, 1)."""
+    a = apply("fabs", x)
+    tiny, huge = apply("less", a, edge), apply("greater", a, 1.0 / edge)
+    return (apply("select", tiny, by, apply("select", huge, 1.0 / by, 1.0)),
+            apply("select", tiny, back, apply("select", huge, 1.0 / back, 1.0)))
+
+
+def rsqrt(x: ScalarExpr) -> ScalarExpr:
+    """``x ** -0.5`` (numpy: its pow, within 1 ulp), without a call: y = sqrt(x) and
+    q = 1 / y, both correctly rounded, corrected by the exact remainders 1 - q y and
+    x - y^2 (:func:`product`), 1 / sqrt(x) = q (1 + (1 - q y) - (x - y^2) q^2 / 2) to
+    2^-100, rounded once (a pow call costs 10 ns). x is scaled by 2^1000 below 2^-960
+    (2^-1000 beyond 2^960); +inf at either zero and +0 at either infinity, as pow (NaN
+    below 0)."""
+    k, back = _scales(x, 2.0**-960, 2.0**1000, 2.0**500)
+    v = x * k
+    y = apply("sqrt", v)
+    q = 1.0 / y
+    ys = split(y)
+    (p1, e1), (p2, e2) = product(split(q), ys), product(ys, ys)
+    correction = q * (((1.0 - p1) - e1) - 0.5 * ((v - p2) - e2) * (q * q))
+    return apply("select", apply("equal", x, 0.0), float("inf"), apply(
+        "select", apply("equal", apply("fabs", x), float("inf")), 0.0, (q + correction) * back))
+
+
+def cbrt(x: ScalarExpr) -> ScalarExpr:
+    """The cube root as the C library gives it (glibc's: within 3 ulps) and one Newton step
+    with the exact remainder x - y^3 (:func:`product`): y + (x - y^3) / (3 y^2), within half
+    an ulp (numpy's own vectorized cbrt: 0.53). x is scaled by 2^999 below 2^-900 (2^-999
+    beyond 2^900), so the products stay normal numbers; at 0, infinities and NaN the C
+    library's cbrt as it is."""
+    k, back = _scales(x, 2.0**-900, 2.0**999, 2.0**-333)
+    v = x * k
+    y = apply("cbrt", v)
+    ys = split(y)
+    p2, e2 = product(ys, ys)
+    p3, e3 = product(split(p2), ys)
+    correction = (((v - p3) - e3) - e2 * y) / (3.0 * p2)
+    step = apply("select", apply("equal", x, 0.0), 0.0, apply(
+        "select", apply("equal", apply("fabs", x), float("inf")), 0.0, correction))
+    return (y + step) * back
 
 
 def sign(x: ScalarExpr) -> ScalarExpr:
@@ -278,5 +350,5 @@ SCIPY = ("scipy.special's own routine (Cephes, Boost): no C library function giv
 COMPLEX = "complex values: kernels compute on real numbers (float64, float32, integers)"
 
 __all__ = ["COMPLEX", "OPS", "SCIPY", "SIMD_ULPS", "LibraryCall", "Lowering", "Op",
-           "ScalarExpr", "apply", "extremum", "infix", "libm", "logaddexp", "mod", "numpy_call",
-           "power", "sigmoid", "sign", "sinc"]
+           "ScalarExpr", "Split", "apply", "cbrt", "extremum", "infix", "libm", "logaddexp",
+           "mod", "numpy_call", "power", "product", "rsqrt", "sigmoid", "sign", "sinc", "split"]

@@ -8,7 +8,8 @@ JVP rule, which works for every primitive at a cost of one JVP per order. The ru
 are the cheaper recurrences: a linear primitive applied to each coefficient
 (:func:`linear`, the default of an entry marked ``linear``), Cauchy products and
 quotients, and functions that satisfy a first-order ODE in their own value
-(``exp' = exp``: :func:`ode`) or come in pairs (``sin' = cos``: :func:`pair`).
+(``exp' = exp``: :func:`ode`) or come in pairs (``sin' = cos``: :func:`pair`; tanh and
+sigmoid with sech^2, which keeps its digits where they round to 1: :func:`logistic`).
 
 >>> import numpy as np
 >>> from diffkit.primitives import exp
@@ -126,6 +127,25 @@ def ode(first: Callable[[Any], Any], slope: Callable[[list, int], Any]) -> Calla
             d.append(slope(y, k - 1))
             y.append(sum(j / k * x[j] * d[k - j] for j in range(1, k + 1)))
         return stack(y)
+    return rule
+
+
+def logistic(first: Callable[[Any], Any], slope: Callable[[Any], Any], a: float,
+             b: float) -> Callable[..., np.ndarray]:
+    """y = first(x) = c + b tanh(a x) (tanh: a = b = 1; sigmoid: a = b = 1/2, c = 1/2),
+    ``slope(x)`` its derivative a b sech^2(a x), both accurate where y rounds to its limit.
+    Its coefficients come from the pair t = tanh(a x), d = sech^2(a x): t' = a d x',
+    d' = -2 a t d x', every term a product, so none of them is a difference of numbers near
+    1: the ODE y' = a b (1 - t^2) x' of :func:`ode` is 0 once tanh rounds to 1 (|a x| > 19),
+    where its coefficients are still normal numbers (-2e-35 at tanh's x = 40)."""
+    def rule(prim: Primitive, xs: list, params: dict) -> np.ndarray:
+        x = xs[0]
+        t, d = [np.tanh(a * x[0])], [slope(x[0]) / (a * b)]
+        for k in range(1, len(x)):
+            td = [sum(t[i] * d[m - i] for i in range(m + 1)) for m in range(k)]
+            t.append(a * sum(j / k * x[j] * d[k - j] for j in range(1, k + 1)))
+            d.append(-2.0 * a * sum(j / k * x[j] * td[k - j] for j in range(1, k + 1)))
+        return stack([first(x[0])] + [b * c for c in t[1:]])
     return rule
 
 
