@@ -37,6 +37,9 @@ os.environ["COLUMNS"] = "100"
 # that exercises it is marked ``pytestmark = pytest.mark.fused`` (never skipped), and CI runs
 # those again after installing the extras, with the tests of the extras and the slow ones.
 FUSED = "fused"
+# Minutes per test (the README's report commands, GradBench's nested descents on the eager
+# backends): run on demand, ``python -m pytest -m soak``, not by CI (its 30 minutes).
+SOAK = "soak"
 
 # Optional extras: a test that needs one is marked with the extra's name (``@pytest.mark.jax``,
 # or ``pytestmark = pytest.mark.jax`` for a module) and skipped without it, by one reason per
@@ -50,7 +53,7 @@ EXTRAS: dict[str, str] = {"jax": "jax", "torch": "torch", "autograd": "autograd"
 
 def after_extras() -> str:
     """The marker expression of CI's second run, with every extra installed."""
-    return " or ".join(["slow", FUSED, *EXTRAS])
+    return f"({' or '.join(['slow', FUSED, *EXTRAS])}) and not {SOAK}"
 
 
 def missing(extra: str) -> bool:
@@ -81,6 +84,8 @@ def pytest_configure(config: Any) -> None:
         config.addinivalue_line("markers", f"{extra}: {reason(extra)} (skipped without it)")
     config.addinivalue_line("markers", "slow: soak-scale and exhaustive runs, left out of the "
                             "default run (pytest -m slow runs them; CI does)")
+    config.addinivalue_line("markers", f"{SOAK}: minutes per test, on demand (pytest -m soak); "
+                            "neither the default run nor CI runs it")
     config.addinivalue_line("markers", f"{FUSED}: exercises the compiled backend, whose kernels "
                             "fuse when numba is installed (CI runs it again with every extra)")
 

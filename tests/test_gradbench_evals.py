@@ -177,11 +177,25 @@ def test_saddle_in_full_on_one_backend():
     check_nested("saddle", "rr", "compiled[fuse=false]")
 
 
+# GradBench's whole descents: every mode by the unfused compiled backend, rr by the eager
+# ones (the mode-by-mode tests above check each backend against closed forms; the eager
+# backends' ff and rf take a minute and more per eval, --soak runs them: see below)
+IN_FULL = [(n, f, "compiled[fuse=false]") for n in NESTED for f in particle.FUNCTIONS] + \
+    [(n, "rr", b) for n in NESTED for b in ("forward", "reverse")]
+EVERY_BACKEND = [(n, f, b) for n in NESTED for f in particle.FUNCTIONS for b in NESTED_BACKENDS
+                 if (n, f, b) not in IN_FULL]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", NESTED_BACKENDS)
-@pytest.mark.parametrize("name,function", [(n, f) for n in NESTED for f in particle.FUNCTIONS])
+@pytest.mark.parametrize("name,function,backend", IN_FULL)
 def test_a_nested_eval_in_full(name, function, backend):
-    """Every function by every backend (the reverse backend's ff: minutes)."""
+    check_nested(name, function, backend)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name,function,backend", EVERY_BACKEND)
+def test_a_nested_eval_in_full_on_the_eager_backends(name, function, backend):
+    """The rest of every function by every backend (the reverse backend's ff: minutes)."""
     check_nested(name, function, backend)
 
 

@@ -1,7 +1,8 @@
 """What README and docs/ tell a reader holds: every file they name exists, and every
 `diffkit …` and `python examples/…` line of README's code blocks exits 0 with the install
 README gives for it (a line that needs an extra names it in its comment: `# needs .[cluster]`,
-and is skipped here without it). The report lines take minutes: they run under ``-m slow``."""
+and is skipped here without it). The bench line takes a minute (``-m slow``), each report
+line several (``-m soak``: on demand; their sections are tested on small specs)."""
 from __future__ import annotations
 
 import importlib.util
@@ -57,8 +58,8 @@ def _extra(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-SLOW = ("diffkit report", "diffkit bench")
-LINES = [pytest.param(line, marks=[pytest.mark.slow] if line.startswith(SLOW) else [],
+MARKS = {"diffkit report": [pytest.mark.soak], "diffkit bench": [pytest.mark.slow]}  # minutes
+LINES = [pytest.param(line, marks=next((m for p, m in MARKS.items() if line.startswith(p)), []),
                       id=line.split("#")[0].strip()[:60])
          for line in readme_lines() if "--gallery" not in line]  # (test_gallery.py covers it)
 
