@@ -79,3 +79,22 @@ def test_a_gradient_that_is_also_an_output_is_kept():
     t = np.tanh(X @ w)
     np.testing.assert_allclose(r, t - y, rtol=1e-13)
     np.testing.assert_allclose(grad, X.T @ (2.0 * (t - y) * (1.0 - t ** 2)), rtol=1e-11)
+
+
+@pytest.mark.parametrize("m, d", [(4001, 70), (9, 5), (3000, 8)])
+def test_both_routes_add_the_pair_in_one_order_to_the_bit(monkeypatch, m, d):
+    """MatvecLoops fixes the summation order: the LLVM route and the Numba source give the
+    same bits (a loss whose kernel is arithmetic only, so the products are all that could
+    differ), and both equal the closed form to rounding."""
+    _, X, y = _data(m, d)
+    w = np.linspace(-1.0, 1.0, d)
+    loss = lambda w: dnp.sum((X @ w - y) ** 2)  # noqa: E731
+    llvm = dk.jit(dk.grad(loss))
+    g_llvm = llvm(w)
+    assert "[llvm]" in llvm.program(w).fusion and "with const @ " in llvm.program(w).fusion
+    monkeypatch.setattr(driver, "lower", lambda ir, cache: None)  # Numba renders it
+    numba_f = dk.jit(dk.grad(lambda w: dnp.sum((X @ w - y) ** 2)))
+    g_numba = numba_f(w)
+    assert "[numba]" in numba_f.program(w).fusion
+    assert np.array_equal(g_llvm, g_numba)
+    np.testing.assert_allclose(g_llvm, 2.0 * X.T @ (X @ w - y), rtol=1e-11)

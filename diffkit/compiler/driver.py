@@ -85,7 +85,7 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         step.route = "llvm" if fn is not None else "numba prange" if threads else "numba"
         kernel_src.append(src)
         if fn is None:
-            numba_src.append((src, threads))
+            numba_src.append(src)
         calls.append((step, ir, fn))
     module = load(numba_src) if numba_src else None
     steps = [(list(step.inputs), [step.out]) if ir is None else

@@ -92,6 +92,23 @@ class Param:
     shape: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class MatvecLoops:
+    """A kernel's matrix-vector pair (:mod:`.matvec`), each field a parameter's name:
+    ``rows = matrix @ vector`` before the kernel's loop, ``out = matrixᵀ @ grad`` after it.
+    Both renderers add in this one order, so their results agree to the bit: ``rows[r]``
+    in ``lanes`` partial sums, lane k taking the columns j ≡ k (mod lanes) of the whole
+    groups in increasing j, the lanes added left to right, then the remaining columns in
+    order; ``out[j]`` over the rows in increasing r; no fused multiply-add."""
+
+    matrix: str
+    vector: str
+    rows: str
+    grad: str
+    out: str
+    lanes: int = 4
+
+
 @dataclass(eq=False)
 class KernelIR:
     """A kernel's loop nest (``domain``), parameters, body and number of sums; ``atoms``
@@ -103,9 +120,7 @@ class KernelIR:
     body: list[Instr]
     sums: int
     atoms: list[Atom]
-    #: parameter names (matrix, vector, rows, grad, out) of the kernel's matrix-vector
-    #: pair (:mod:`.matvec`): rows = matrix @ vector before the loop, out = matrixᵀ @ grad
-    matvec: tuple[str, str, str, str, str] | None = None
+    matvec: MatvecLoops | None = None
 
     def instructions(self) -> list[Instr]:
         """Every instruction, those inside tests included."""
@@ -122,9 +137,9 @@ class KernelIR:
                            f"{' out' if p.kind == 'out' else ''}" for p in self.params)
         lines = [f"{self.name}({params}) over {self.domain}:"]
         if self.matvec:
-            X, w, rows, grad, out = self.matvec
-            lines.append(f"  by blocks of rows: {rows} = {X} @ {w}, the loop, {out} += "
-                         f"{X}ᵀ @ {grad}")
+            mv = self.matvec
+            lines.append(f"  by blocks of rows: {mv.rows} = {mv.matrix} @ {mv.vector}, the "
+                         f"loop, {mv.out} += {mv.matrix}ᵀ @ {mv.grad}")
         lines += [line for i in self.body for line in i.text()]
         return "\n".join(lines + ([f"  return {self.sums} sums"] if self.sums else []))
 
@@ -369,7 +384,7 @@ def build(plan: FusionPlan, kernel: Kernel) -> KernelIR:
     outs = [Param(f"o{k}", "out", v.dtype, tuple(v.shape))
             for k, v in enumerate(kernel.outputs + [e.out for e in kernel.partials])]
     pair = kernel.matvec
-    names = None if pair is None else (
+    names = None if pair is None else MatvecLoops(
         b.arg(pair.matrix), b.arg(pair.vector), b.arg(pair.rows),
         f"o{kernel.outputs.index(pair.grad)}", f"o{kernel.outputs.index(pair.out)}")
     return KernelIR(kernel.name, kernel.domain, b.params + outs, b.block,
@@ -404,4 +419,4 @@ def flattened(ir: KernelIR) -> KernelIR:
     return KernelIR(ir.name, (n,), params, body, ir.sums, ir.atoms)
 
 
-__all__ = ["Instr", "KernelIR", "Param", "build", "flattened", "index_text"]
+__all__ = ["Instr", "KernelIR", "MatvecLoops", "Param", "build", "flattened", "index_text"]

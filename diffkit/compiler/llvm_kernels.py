@@ -296,32 +296,63 @@ class _Emitter:
         """The kernel's loop between ``rows = X @ w`` and ``out = Xᵀ @ grad``, by blocks of
         rows that stay in the cache (:mod:`.matvec`); within a block, the products take
         :data:`MATVEC_ROWS` rows at a time (independent sums, and one pass over ``out``
-        for all of them), then the rest one by one."""
-        X, w, rows, grad, out = self.ir.matvec
+        for all of them), then the rest one by one; in :class:`.MatvecLoops`' order (no
+        reassociation, no fused multiply-add: the Numba route's bits)."""
+        mv = self.ir.matvec
+        X, w, rows, grad, out, lanes = (mv.matrix, mv.vector, mv.rows, mv.grad, mv.out,
+                                        mv.lanes)
         m, d = self.params[X].shape
         block = max(MATVEC_ROWS, min(m, MATVEC_BLOCK_BYTES // (8 * d)))
-        fast = "reassoc contract"
+        whole = d - d % lanes
 
         def x_at(r: str, j: str) -> str:
             flat = self.emit(f"add nsw i64 {self.emit(f'mul nsw i64 {r}, {d}')}, {j}")
             return self.emit(f"load double, ptr {self.element(X, flat)}")
 
-        def dot(group: list[str]) -> None:
-            accs = [f"mv.acc{k}" for k in range(len(group))]
-            for a in accs:
-                self.slots[a] = "double"
-                self.body.append(f"  store double 0.0, ptr %v.{a}")
+        vec = f"<{lanes} x double>"
 
-            def term(j: str) -> None:
-                wj = self.emit(f"load double, ptr {self.element(w, j)}")
+        def dot(group: list[str]) -> None:
+            """Each row's lanes as one vector (lane k: the columns j ≡ k), added left to
+            right, then the remaining columns one by one."""
+            accs = [f"mv.acc{n}" for n in range(len(group))]
+            for a in accs:
+                self.slots[a] = vec
+                self.body.append(f"  store {vec} zeroinitializer, ptr %v.{a}")
+
+            def lanes_of(g: str) -> None:
+                first = self.emit(f"mul nsw i64 {g}, {lanes}")
+                wv = self.emit(f"load {vec}, ptr {self.element(w, first)}, align 8")
                 for r, a in zip(group, accs):
-                    product = self.emit(f"fmul {fast} double {x_at(r, j)}, {wj}")
-                    total = self.emit(f"fadd {fast} double {self.emit(f'load double, ptr %v.{a}')}"
+                    flat = self.emit(f"add nsw i64 {self.emit(f'mul nsw i64 {r}, {d}')}, {first}")
+                    xv = self.emit(f"load {vec}, ptr {self.element(X, flat)}, align 8")
+                    total = self.emit(f"fadd {vec} {self.emit(f'load {vec}, ptr %v.{a}')}, "
+                                      f"{self.emit(f'fmul {vec} {xv}, {wv}')}")
+                    self.body.append(f"  store {vec} {total}, ptr %v.{a}")
+
+            self.counted("j", "0", str(whole // lanes), lanes_of, unroll=False)
+            sums = []
+            for a in accs:  # the lanes, left to right
+                v = self.emit(f"load {vec}, ptr %v.{a}")
+                total = self.emit(f"extractelement {vec} {v}, i64 0")
+                for k in range(1, lanes):
+                    total = self.emit(f"fadd double {total}, "
+                                      f"{self.emit(f'extractelement {vec} {v}, i64 {k}')}")
+                slot = f"{a}.s"
+                self.slots[slot] = "double"
+                self.body.append(f"  store double {total}, ptr %v.{slot}")
+                sums.append(slot)
+
+            def rest(j: str) -> None:
+                wj = self.emit(f"load double, ptr {self.element(w, j)}")
+                for r, slot in zip(group, sums):
+                    product = self.emit(f"fmul double {x_at(r, j)}, {wj}")
+                    total = self.emit(f"fadd double {self.emit(f'load double, ptr %v.{slot}')}"
                                       f", {product}")
-                    self.body.append(f"  store double {total}, ptr %v.{a}")
-            self.counted("j", "0", str(d), term, unroll=False)
-            for r, a in zip(group, accs):
-                self.body.append(f"  store double {self.emit(f'load double, ptr %v.{a}')}, "
+                    self.body.append(f"  store double {total}, ptr %v.{slot}")
+
+            self.counted("t", str(whole), str(d), rest, unroll=False)
+            for r, slot in zip(group, sums):
+                self.body.append(f"  store double {self.emit(f'load double, ptr %v.{slot}')}, "
                                  f"ptr {self.element(rows, r)}")
 
         def spread(group: list[str]) -> None:
@@ -331,8 +362,8 @@ class _Emitter:
                 at = self.element(out, j)
                 total = self.emit(f"load double, ptr {at}")
                 for r, g in zip(group, gs):
-                    product = self.emit(f"fmul {fast} double {g}, {x_at(r, j)}")
-                    total = self.emit(f"fadd {fast} double {total}, {product}")
+                    product = self.emit(f"fmul double {g}, {x_at(r, j)}")
+                    total = self.emit(f"fadd double {total}, {product}")
                 self.body.append(f"  store double {total}, ptr {at}")
             self.counted("j", "0", str(d), term, unroll=False)
 
@@ -371,7 +402,7 @@ class _Emitter:
             self.matvec_loops()
         else:
             self.loop(0)
-        written = self.ir.matvec[2] if self.ir.matvec else None  # the rows: written first
+        written = self.ir.matvec.rows if self.ir.matvec else None  # the rows: written first
         outer, inner, unpack = [], [], []
         for p in self.ir.params:
             if p.kind == "scalar":

@@ -16,12 +16,14 @@ kernel takes both over, in blocks of rows small enough to stay in the cache:
 so ``X`` is read from memory once, and within a block from the cache. Measured on one
 core of this machine (``python benchmarks/matvec.py``: the logistic loss's gradient, 100
 columns, against the same program with the two library products), the paired program
-takes 0.45-0.5x the time once X outgrows the cache (23 and 76 MB) and 0.75-0.85x below
-that (0.1 to 8 MB), where it still saves the second call and the rows' round trip.
+takes 0.6-0.65x the time once X outgrows the cache (76 MB) and 0.75-0.9x below that (0.1 to
+23 MB), where it still saves the second call and the rows' round trip.
 :func:`pair_products` finds the pattern in a fusion plan and hands the products to the
-kernel (:attr:`~.fusion.Kernel.matvec`); the renderers (:mod:`.llvm_kernels`,
-:mod:`.numba_kernels`' Numba source) write the loops. The sums are reassociated as in a fused
-``sum``: values agree with the library's products to rounding, not to the bit.
+kernel (:attr:`~.fusion.Kernel.matvec`); the kernel's typed program states them
+(:class:`~.kernel_ir.MatvecLoops`) with one order of addition, four lanes of columns then
+the rest, which both renderers (:mod:`.llvm_kernels`: the lanes as one vector;
+:mod:`.numba_kernels`: as four sums) follow to the bit. The values agree with the library's
+products to rounding (BLAS adds in an order of its own).
 
 >>> import numpy as np, diffkit as dk, diffkit.numpy as dnp
 >>> from diffkit.compiler.fusion import fuse

@@ -3,7 +3,8 @@
 
 A kernel the LLVM renderer (:mod:`.llvm_kernels`) does not take — float32 or integer
 arrays, or threads — is written here as the loop :mod:`.driver` describes and compiled as
-``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})``: no array allocated inside
+``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})`` (without ``reassoc`` where
+a matrix-vector pair's sums keep their order): no array allocated inside
 (no runtime calls), float64 functions as :mod:`math` calls, numbers in the kernel's float32
 where it computes in float32. ``parallel=True`` splits the outer loop over threads (a
 ``prange``) only where :func:`threads_pay`. Numba is optional (``pip install
@@ -80,29 +81,47 @@ def threads_pay(ir: KernelIR) -> bool:
 
 
 def numba_source(ir: KernelIR, parallel: bool = False) -> str:
-    """The kernel as Python source for ``numba.njit``: inputs, then the arrays to write
-    (``o0, o1 ...``); it returns the fused sums, if any. The outer loop is a ``prange``
-    when ``parallel``."""
-    lines = [f"def {ir.name}({', '.join(p.name for p in ir.params)}):"]
+    """The kernel as Python source for ``numba.njit``, decorated: inputs, then the arrays
+    to write (``o0, o1 ...``); it returns the fused sums, if any. The outer loop is a
+    ``prange`` when ``parallel`` (compiled with ``parallel=True``). Its additions may be
+    reassociated (so a fused sum vectorizes), except in a kernel with a matrix-vector
+    pair, whose products keep :class:`.MatvecLoops`' order (LLVM inlines them into the
+    kernel, where ``reassoc`` would reach them)."""
+    flags = "" if ir.matvec else ", fastmath={'reassoc'}"
+    lines = [f"@njit(cache=True, error_model='numpy'{flags}"
+             f"{', parallel=True' if parallel else ''})",
+             f"def {ir.name}({', '.join(p.name for p in ir.params)}):"]
     lines += [f"    s{k} = 0.0" for k in range(ir.sums)]
-    if ir.matvec:  # rows = X @ w first (see .matvec; Numba's route takes two passes)
-        X, w, rows, _, _ = ir.matvec
-        lines += [f"    w_flat = {w}.reshape(-1)", f"    for r in range({rows}.shape[0]):",
-                  "        acc = 0.0", f"        for j in range({X}.shape[1]):",
-                  f"            acc += {X}[r, j] * w_flat[j]", f"        {rows}[r] = acc"]
+    mv = ir.matvec
+    if mv:  # rows = X @ w first (Numba's route takes two passes)
+        lines.append(f"    {ir.name}_rows({mv.matrix}, {mv.vector}, {mv.rows})")
     for axis, n in enumerate(ir.domain):
         loop = "prange" if parallel and axis == 0 else "range"
         lines.append("    " * (axis + 1) + f"for i{axis} in {loop}({n}):")
     full = ", ".join(f"i{a}" for a in range(len(ir.domain)))
     lines += _statements(ir.body, len(ir.domain) + 1, full)
-    if ir.matvec:
-        X, _, _, grad, out = ir.matvec
-        lines += [f"    out_flat = {out}.reshape(-1)", "    out_flat[:] = 0.0",
-                  f"    for r in range({grad}.shape[0]):", f"        for j in range({X}.shape[1]):",
-                  f"            out_flat[j] += {grad}[r] * {X}[r, j]"]
+    if mv:
+        lines.append(f"    {ir.name}_spread({mv.matrix}, {mv.grad}, {mv.out})")
     if ir.sums:
         lines.append(f"    return ({', '.join(f's{k}' for k in range(ir.sums))},)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + (_matvec_source(ir.name, mv.lanes) if mv else "")
+
+
+def _matvec_source(name: str, lanes: int) -> str:
+    """The two products of a kernel's matrix-vector pair in :class:`.MatvecLoops`' order."""
+    k = range(lanes)
+    return "\n".join([
+        "", "", "@njit(cache=True, error_model='numpy')", f"def {name}_rows(X, w, rows):",
+        "    w = w.reshape(-1)", "    d = X.shape[1]", f"    whole = d - d % {lanes}",
+        "    for r in range(X.shape[0]):", *[f"        lane{i} = 0.0" for i in k],
+        f"        for j in range(0, whole, {lanes}):",
+        *[f"            lane{i} += X[r, j + {i}] * w[j + {i}]" for i in k],
+        f"        acc = {' + '.join(f'lane{i}' for i in k)}",
+        "        for j in range(whole, d):", "            acc += X[r, j] * w[j]",
+        "        rows[r] = acc", "", "",
+        "@njit(cache=True, error_model='numpy')", f"def {name}_spread(X, grad, out):",
+        "    out = out.reshape(-1)", "    out[:] = 0.0", "    for r in range(X.shape[0]):",
+        "        for j in range(X.shape[1]):", "            out[j] += grad[r] * X[r, j]", ""])
 
 
 def _statements(body: list[Instr] | tuple[Instr, ...], depth: int, full: str) -> list[str]:
@@ -145,10 +164,7 @@ def dtype_name(v: Var) -> str:
     return "bool_" if v.dtype.kind == "b" else v.dtype.name
 
 
-def load(kernels: list[tuple[str, bool]]) -> Any:
-    """Import the kernels' module (written once per source, keyed by its hash); a kernel
-    whose outer loop is a ``prange`` compiled with ``parallel=True``."""
-    deco = "@njit(cache=True, error_model='numpy', fastmath={{'reassoc'}}{})\n"
+def load(kernels: list[str]) -> Any:
+    """Import the kernels' module (written once per source, keyed by its hash)."""
     return import_source("import math\n\nimport numpy as np\nfrom numba import njit, prange\n\n\n"
-                         + "\n\n".join(deco.format(", parallel=True" if threads else "") + k
-                                         for k, threads in kernels))
+                         + "\n\n".join(kernels))
