@@ -612,3 +612,21 @@ def test_a_staged_call_keeps_the_backends_options(spec, fuse, parallel):
     assert (staged.fuse, staged.parallel) == (fuse, parallel)
     (program,) = staged.programs.programs.values()
     assert bool(program.fusion) == fuse
+
+
+def test_a_function_is_traced_once_for_its_value_and_its_pullback():
+    """vjp's value and its pullback are two programs; both replay one trace of f."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return dnp.sin(x) * x
+
+    x = np.array([0.5, 1.0, 2.0])
+    y, pull = dk.vjp(f, x, backend=dk.backend("compiled"))
+    (x_bar,) = pull(np.ones(3))
+    np.testing.assert_allclose(y, np.sin(x) * x, rtol=1e-15)
+    np.testing.assert_allclose(x_bar, np.cos(x) * x + np.sin(x), rtol=1e-15)
+    assert len(calls) == 1
+    pull(np.full(3, 2.0))  # a new cotangent: the same programs
+    assert len(calls) == 1

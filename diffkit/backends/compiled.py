@@ -23,6 +23,7 @@ from .forward import ForwardBackend
 from ..interpreters.reverse import rows
 from .reverse import ReverseBackend
 from ..compiler.autodiff import linearize, seed
+from ..ir.graph import Graph
 from ..ir.tracer import evaluate, trace_graph
 from ..compiler.jit import Jit
 from ..compiler.program import Program, ProgramCache, build, signature
@@ -40,7 +41,16 @@ class CompiledBackend(Backend):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.programs = ProgramCache(self.CACHE)
+        self.graphs = ProgramCache(self.CACHE)
         self.last: Program | None = None
+
+    def _graph(self, fun: Callable, x: Any) -> Graph:
+        """``fun``'s graph at ``x``'s shape and dtype, traced once per function and
+        signature: every program derived from ``fun`` (its value, gradient, VJP, Jacobian,
+        Hessian) replays this graph instead of calling ``fun`` again."""
+        same = getattr(fun, "cache_key", None) or fun
+        return self.graphs.get((same, signature(x)),
+                               lambda: trace_graph(fun, (x,), names=["x"]))
 
     def stats(self, fun: Callable, x: Any) -> dict[str, Any]:
         """Figures of the program built or used last (setup time, equation counts)."""
@@ -68,8 +78,9 @@ class CompiledBackend(Backend):
         if isinstance(x, Box):
             return _REVERSE.value_and_grad(fun, x, has_aux)
 
+        g = self._graph(fun, x)
+
         def value_and_grad(z: Any) -> tuple:
-            g = trace_graph(fun, (z,), names=["x"])
             outs, pull = linearize(g, [z])
             value, aux = g.rebuild(outs) if has_aux else (g.rebuild(outs), None)
             check_scalar(value, "grad")
@@ -87,10 +98,10 @@ class CompiledBackend(Backend):
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         if isinstance(x, Box):
             return _REVERSE.vjp(fun, x)
-        y = self._run("f", fun, fun, x)
+        g = self._graph(fun, x)
+        y = self._run("f", fun, lambda z: g.rebuild(evaluate(g, [z])), x)
 
         def pull(z: Any, u: Any) -> Any:
-            g = trace_graph(fun, (z,), names=["x"])
             return linearize(g, [z])[1]([u])[0]
 
         def vjp_fn(u: Any) -> Any:
@@ -108,8 +119,9 @@ class CompiledBackend(Backend):
         if isinstance(x, Box):
             return _FORWARD.jacobian(fun, x)
 
+        g = self._graph(fun, x)
+
         def jacobian(z: Any) -> Any:
-            g = trace_graph(fun, (z,), names=["x"])
             if int(np.prod(shape(z))) <= int(np.prod(np.shape(evaluate(g, [z])[0]))):
                 return _FORWARD.jacobian(lambda w: evaluate(g, [w])[0], z)
             outs, pull = linearize(g, [z])
@@ -121,9 +133,9 @@ class CompiledBackend(Backend):
         if isinstance(x, Box):
             return _FORWARD.jacobian(lambda z: _REVERSE.value_and_grad(fun, z, False)[2], x)
 
-        def hessian(z: Any) -> Any:
-            g = trace_graph(fun, (z,), names=["x"])
+        g = self._graph(fun, x)
 
+        def hessian(z: Any) -> Any:
             def gradient(w: Any) -> Any:
                 outs, pull = linearize(g, [w])
                 check_scalar(outs[0], "hessian")
