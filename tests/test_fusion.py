@@ -8,6 +8,7 @@ float32 to float32's tolerance.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import warnings
 
@@ -21,8 +22,12 @@ import diffkit.numpy as dnp
 import strategies as S
 from diffkit.backends import backend
 from diffkit.compiler import driver, numba_kernels
-from diffkit.compiler.fusion import basic_index, fuse
+from diffkit.compiler.formulas import CALL_WORK
+from diffkit.compiler.fusion import RECOMPUTE_LIMIT, basic_index, fuse
+from diffkit.compiler.passes import optimize
 from diffkit.compiler.show import adjoint_program
+from diffkit.gradbench import ode
+from diffkit.ir.tracer import trace_graph
 
 pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
 
@@ -86,6 +91,70 @@ def test_basic_index_reads_slices_ints_and_new_axes():
     assert basic_index((None, 2, slice(1, 3)), (4, 5)) == [("new",), ("int", 2), ("slice", 1, 3)]
     assert basic_index((np.array([0, 1]),), (3,)) is None
     assert basic_index((slice(None, None, -1),), (3,)) is None
+
+
+def test_a_value_two_stages_compute_is_written_once_when_recomputing_it_costs_more():
+    """sin(sin(x)) (two C library calls: past RECOMPUTE_LIMIT) is computed by the stage
+    before A @ ... and read after it; x * 3 (one multiplication) is computed again; a
+    costly value only the later stage computes stays there."""
+    A = np.ones((4, 4))
+
+    def two_stages(inner):
+        def f(x):
+            u = inner(x)
+            return dnp.sum(u * (A @ (u * 2.0)))
+        return f
+
+    def plan(f):
+        return fuse(optimize(trace_graph(f, (np.ones(4),)))[0])
+
+    first, second = plan(two_stages(lambda x: dnp.sin(dnp.sin(x)))).kernels
+    assert (first.stage, len(first.outputs), first.ops) == (0, 2, 3)  # u * 2.0 and u
+    assert second.stage > first.stage and second.ops == 2            # u read: mul, sum
+    first, second = plan(two_stages(lambda x: x * 3.0)).kernels
+    assert (len(first.outputs), first.ops, second.ops) == (1, 2, 3)    # u * 3 again
+    (later,) = plan(lambda x: dnp.sum(dnp.sin(dnp.sin(x)) * (A @ x))).kernels
+    assert later.ops == 4 and later.outputs == []
+    assert 1 <= RECOMPUTE_LIMIT < 2 * CALL_WORK  # (the premise: x * 3 cheap, two sins not)
+
+
+def recurrence(steps: int):
+    """A loop-carried value that stays elementwise, with a library call in every step."""
+    def f(y):
+        for _ in range(steps):
+            y = y + 0.1 * dnp.concatenate([y[:1], dnp.sin(y[1:]) * y[:-1]])
+        return dnp.sum(y * y)
+    return f
+
+
+def kernel_ops(report: str) -> int:
+    """The operations of every kernel in a fusion report (``k0 = 14 ops over ...``)."""
+    return sum(int(n) for n in re.findall(r"= (\d+) ops over", report))
+
+
+@pytest.mark.parametrize("program", [recurrence, lambda s: lambda x: ode.last(x, s)],
+                         ids=["recurrence", "gradbench-ode"])
+@pytest.mark.jit
+def test_kernel_work_grows_linearly_with_a_loop_of_library_calls(program):
+    """The state of step t is written once, not recomputed from the start by the kernels
+    of every later step (ops(32) was 14.5x ops(8) for the recurrence, 8x for RK4)."""
+    x = np.linspace(0.1, 0.7, 7)
+    ops = {}
+    for steps in (8, 32):
+        g = dk.jit(dk.grad(program(steps)))
+        g(x)
+        ops[steps] = kernel_ops(g.program(x).fusion)
+    assert ops[32] <= 4.5 * ops[8]
+
+
+@pytest.mark.jit
+def test_a_recurrence_written_once_keeps_its_gradient():
+    f = recurrence(32)
+    y0 = np.linspace(0.1, 0.7, 7)
+    g = dk.jit(dk.grad(f))(y0)
+    # (the fused sin may be another routine than numpy's: a few ulps, not bits)
+    assert_close(g, dk.jit(dk.grad(f), fuse=False)(y0), rtol=1e-13)
+    assert_close(g, central_diff(f, y0), rtol=1e-7)
 
 
 # ---------------------------------------------------------------- fused numbers (numba)

@@ -178,6 +178,52 @@ def test_non_contiguous_arguments_are_copied_on_the_way_in():
     assert f.program(base[::2]).fusion.endswith("[llvm]")
 
 
+MANY = 1500  # arrays read by one kernel: past the 1,024 arguments ctypes can pass
+
+
+def weighted_total(xs):
+    """Σ (k + 1) x_k, added in order: one kernel reading every x_k."""
+    total = 0.0
+    for k, x in enumerate(xs):
+        total = total + x * (k + 1.0)
+    return total
+
+
+def many_arrays():
+    xs = list(np.random.default_rng(12).uniform(-1.0, 1.0, (MANY, 40)))
+    expected = 0.0
+    for k, x in enumerate(xs):
+        expected = expected + x * (k + 1.0)
+    return xs, expected
+
+
+def test_a_kernel_reads_any_number_of_arrays():
+    """1,500 arrays into one LLVM kernel (its arguments go as one tuple): numpy's
+    arithmetic in numpy's order, to the bit."""
+    xs, expected = many_arrays()
+    f = dk.jit(weighted_total)
+    total = f(xs)
+    prog = f.program(xs)
+    ops = 2 * MANY - 2  # a multiplication and an addition each (0.0 + x_0 * 1.0 is x_0)
+    assert prog.fusion == f"1 kernel, 0 library calls: k0 = {ops} ops over (40,) -> v{ops} [llvm]"
+    assert f"a{MANY - 1}, o0):" in prog.kernel_source  # (its Numba spelling)
+    np.testing.assert_array_equal(total, expected)
+    np.testing.assert_array_equal(total, dk.jit(weighted_total, fuse=False)(xs))
+
+
+@pytest.mark.soak  # (Numba compiles 1,500 array reads in ~100 s)
+def test_a_numba_kernel_reads_any_number_of_arrays(monkeypatch):
+    """The same 1,500 arrays through Numba (its compile takes a minute: Numba's typing
+    and lowering of each array access, not the arguments' count)."""
+    monkeypatch.setattr(driver, "lower", lambda *a, **k: None)
+    xs, expected = many_arrays()
+    f = dk.jit(weighted_total)
+    total = f(xs)
+    assert f.program(xs).fusion.endswith("[numba]")
+    assert_close(total, expected, rtol=1e-13)  # reassociated additions: a few ulps
+    assert_close(total, dk.jit(weighted_total, fuse=False)(xs), rtol=1e-13)
+
+
 def test_the_object_file_is_loaded_by_the_next_process(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, diffkit as dk, diffkit.numpy as dnp

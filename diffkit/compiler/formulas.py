@@ -22,6 +22,16 @@ import numpy as np
 
 from ..primitives.lowering import OPS, Lowering, ScalarExpr
 from ..ir.graph import Const, Eqn, Var
+from . import vector_math
+
+#: functions of a few cycles, which do not make a loop compute-bound; exp, log, log1p and
+#: tanh vectorize on the one-thread LLVM route (vector_math.py: ~1-2 ns each), faster than
+#: the C library's scalar calls a threaded (Numba) kernel makes on two cores
+CHEAP_CALLS = frozenset({"fabs", "floor", "ceil", "rint", "copysign", "sqrt",
+                         *vector_math.CALLS})
+#: what a call of the C library (``sin``, ``expm1`` ...: one opaque call per element, not
+#: vectorized) costs in a kernel, counted in arithmetic operations (see :func:`work`)
+CALL_WORK = 8
 
 
 def constant(a: Any) -> Any:
@@ -60,6 +70,26 @@ def kinds(f: ScalarExpr) -> set[str]:
     return {OPS[f.op].kind}.union(*(kinds(a) for a in f.args))
 
 
+def work(f: ScalarExpr) -> int:
+    """What computing ``f`` once costs in a kernel, in arithmetic operations: each distinct
+    scalar operation counts one, a call of the C library :data:`CALL_WORK`.
+
+    >>> import diffkit.numpy as dnp
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> [work(of(e)) for e in trace_graph(lambda x: dnp.sin(x * 2.0) + dnp.exp(x), (0.5,)).eqns]
+    [1, 8, 1, 1]
+    """
+    seen: dict[int, int] = {}
+    todo = [f]
+    while todo:
+        g = todo.pop()
+        if id(g) in seen or g.op in ("arg", "const"):
+            continue
+        seen[id(g)] = CALL_WORK if OPS[g.op].kind == "call" and g.op not in CHEAP_CALLS else 1
+        todo += list(g.args)
+    return sum(seen.values())
+
+
 def literal(v: Any) -> str:
     """Python source for a number (``np.inf``, ``np.nan`` for the non-finite)."""
     if isinstance(v, bool):
@@ -86,4 +116,4 @@ def python(f: ScalarExpr, args: Sequence[str], f64: bool = True) -> str:
     return f"{op.py if f64 else 'np.' + op.np}({', '.join(xs)})"
 
 
-__all__ = ["constant", "kinds", "literal", "of", "python"]
+__all__ = ["CALL_WORK", "CHEAP_CALLS", "constant", "kinds", "literal", "of", "python", "work"]

@@ -18,9 +18,12 @@ it (the scatter form makes a second pass over ``g``). This comes for free from t
 index view: ``scatter_add(u, idx=(slice(1, None),))`` at ``j`` is ``u[j-1]`` when
 ``j >= 1``, else 0.
 
-Values are *materialized* (written to an array) only where something outside the
-loops needs them: a graph output or a library call. Kernels are ordered in *stages*:
-stage k runs once every library call it depends on has run.
+Values are *materialized* (written to an array) where something outside the loops
+needs them: a graph output or a library call. Kernels are ordered in *stages*: stage k
+runs once every library call it depends on has run. A value a later stage reads is
+recomputed there only while that is cheap (:data:`RECOMPUTE_LIMIT`), else its own
+stage writes it once: a loop-carried value (an integrator's state, step after step of
+library calls) is not recomputed from the start in every later stage.
 
 >>> import numpy as np, diffkit.numpy as dnp
 >>> from diffkit.compiler.show import adjoint_program
@@ -43,6 +46,12 @@ from ..ir.graph import Atom, Const, Eqn, Graph, Var
 #: the primitives a fused kernel computes as index maps (no new value: a view of an operand,
 #: or the adjoint of a slice, a gather)
 INDEX_MAPS = frozenset({P.getitem, P.broadcast_to, P.scatter_add})
+#: a value computed in one stage and read by a kernel of a later stage is computed again
+#: there when that costs at most this much work (in arithmetic operations, a C library call
+#: :data:`.formulas.CALL_WORK`; see :func:`recompute_work`), else written to memory once by
+#: its own stage: about what writing and reading it back costs (docs/compiled.md, "What a
+#: kernel recomputes")
+RECOMPUTE_LIMIT = 8
 
 
 @dataclass(frozen=True)
@@ -205,7 +214,9 @@ def in_order(axes: tuple[int, ...], nd: int) -> bool:
 def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
     """Group the graph's fusible equations into kernels; the rest are library calls. Each
     of ``barriers`` is written to memory by its kernel and read by the next stage instead
-    of being recomputed where it is needed (see :func:`shifted_sources`)."""
+    of being recomputed where it is needed (see :func:`shifted_sources`); so is a value
+    that kernels of several stages would compute, at more than :data:`RECOMPUTE_LIMIT`
+    (:func:`written_once`)."""
     fus = {e.out: e for e in graph.eqns if fusible(e)}
     reductions = {v for v, e in fus.items() if e.prim is P.sum}
     needed: set[Var] = {a for a in graph.outputs if isinstance(a, Var)}
@@ -220,6 +231,7 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
         lv = max((level[a] for a in e.inputs if isinstance(a, Var)), default=0)
         if e.out in reductions:
             roots.setdefault(lv, []).append(e)
+            materialized[e.out] = lv
             level[e.out] = lv + 1
         elif e.out in fus:
             level[e.out] = lv + (e.out in barriers)
@@ -229,6 +241,9 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
         else:
             level[e.out] = lv + 1
             lib_level[e] = lv + 1
+    for v in written_once(graph, fus, level, materialized):
+        materialized[v] = level[v]
+        roots.setdefault(level[v], []).append(fus[v])
     steps: list[Kernel | Eqn] = []
     count = 0
     for stage in range(max([*roots, *lib_level.values(), 0]) + 1):
@@ -244,6 +259,86 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
             steps.append(k)
         steps += [e for e in graph.eqns if lib_level.get(e) == stage + 1]
     return FusionPlan(graph, steps, fus, materialized)
+
+
+def written_once(graph: Graph, fus: dict[Var, Eqn], level: dict[Var, int],
+                 materialized: dict[Var, int]) -> list[Var]:
+    """The computed values to write to memory, in their own stage (``level``), beyond the
+    ``materialized`` ones (written by the kernel of the stage each names): those a kernel
+    of a later stage reads, that kernels of more than one stage would compute (each
+    recomputing it where it is not written), at a cost past :data:`RECOMPUTE_LIMIT`
+    (:func:`recompute_work`). A loop-carried value (a state updated step after step,
+    between library calls) is such a value: recomputed, each step's kernel would compute
+    every step before it again.
+
+    Two walks: backwards, the first and last stage whose kernels evaluate each value;
+    forwards, for each equation reading a value of an earlier stage, the decision, with
+    the values already written then (so a chain written every few steps costs at most the
+    limit per step).
+    """
+    spans: dict[Var, tuple[int, int]] = {}
+    for e in reversed(graph.eqns):
+        span = (materialized[e.out],) * 2 if e.out in materialized else spans.get(e.out)
+        if e.out not in fus or span is None:
+            continue
+        for a in e.inputs:
+            if isinstance(a, Var) and a in fus:
+                lo, hi = spans.get(a, span)
+                spans[a] = (min(lo, span[0]), max(hi, span[1]))
+    written = dict(materialized)
+    out = []
+    for e in graph.eqns:
+        if e.out not in fus:
+            continue
+        lv = max((level[a] for a in e.inputs if isinstance(a, Var)), default=0)
+        for a in e.inputs:
+            a = _source(a, fus, written)
+            lo, hi = spans.get(a, (lv, lv))  # (a value no kernel evaluates: no stage)
+            if a is not None and level[a] < lv and lo < hi and \
+                    recompute_work(a, fus, written) > RECOMPUTE_LIMIT:
+                written[a] = level[a]
+                out.append(a)
+    return out
+
+
+def _source(a: Atom, fus: dict[Var, Eqn], materialized: dict[Var, int]) -> Var | None:
+    """The value a kernel reading ``a`` computes: ``a`` itself, or for a view (or a
+    slice's adjoint) of a computed value, that value; None when nothing is computed (an
+    input, a library call's result, a value written to memory, a number)."""
+    while isinstance(a, Var) and a in fus and a not in materialized:
+        e = fus[a]
+        if e.prim not in INDEX_MAPS:
+            return a
+        a = e.inputs[0]
+    return None
+
+
+def recompute_work(v: Var, fus: dict[Var, Eqn], materialized: dict[Var, int],
+                   limit: int = RECOMPUTE_LIMIT) -> int:
+    """The work of computing ``v`` again in a kernel of a later stage: the formulas
+    (:func:`.formulas.work`) of ``v`` and of the values it is made of that no kernel writes
+    to memory, each once (a kernel computes a value once per index); counted up to just
+    past ``limit``.
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> g = trace_graph(lambda x: dnp.sin(x * 2.0)[1:] + x[:-1], (np.ones(3),))
+    >>> fus = {e.out: e for e in g.eqns if fusible(e)}
+    >>> recompute_work(g.eqns[-1].out, fus, {}, limit=100)  # add, a view, sin (a call), mul
+    10
+    >>> recompute_work(g.eqns[-1].out, fus, {})  # past the limit after the sin: stop there
+    9
+    """
+    total, seen, todo = 0, set(), [v]
+    while todo and total <= limit:
+        u = todo.pop()
+        if u in seen or u not in fus or u in materialized:
+            continue
+        seen.add(u)
+        f = formulas.of(fus[u])
+        total += 0 if f is None else formulas.work(f)
+        todo += [a for a in fus[u].inputs if isinstance(a, Var)]
+    return total
 
 
 def shifted_sources(plan: FusionPlan) -> frozenset[Var]:
@@ -316,5 +411,6 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["FusionPlan", "Kernel", "MatvecPair", "basic_index", "fuse", "fusible", "in_order",
-           "summed_axes", "operand_index", "root_shape", "shifted_sources"]
+__all__ = ["RECOMPUTE_LIMIT", "FusionPlan", "Kernel", "MatvecPair", "basic_index", "fuse",
+           "fusible", "in_order", "recompute_work", "summed_axes", "operand_index", "root_shape",
+           "shifted_sources", "written_once"]

@@ -17,8 +17,11 @@ simplification, the loop unroller, which peels off the iterations where an edge'
 changes) runs before -O3: its vectorizer then sees one plain loop (without that pass it
 gives up: 3x slower). An innermost loop without such tests is marked to be left whole
 by that pass: unrolled first (a 64-step row by ten), the vectorizer left it scalar.
-Python calls the kernel through ctypes with the arrays themselves; a small wrapper reads
-their data pointers (``a.ctypes.data`` would cost microseconds per array and call).
+Python calls the kernel through ctypes with one argument, the tuple of its arrays,
+numbers and sums' array (ctypes takes at most 1,024 arguments; a kernel can read more
+arrays than that: a thousand concatenations summed); a small wrapper reads each item's
+data pointer or number out of the tuple (``a.ctypes.data`` would cost microseconds per
+array and call) and calls the loops.
 
 Scope (:func:`llvm_route`, decided from the types alone): arrays of float64 or bool,
 float64 scalars and values, not ``parallel``. Any other kernel (float32, integers) is
@@ -73,17 +76,24 @@ ICMP = {"greater": "ugt", "greater_equal": "uge", "less": "ult", "less_equal": "
         "equal": "eq", "not_equal": "ne"}  # on booleans (True > False)
 
 
-def _data_offset() -> int | None:
-    """Where a numpy array object keeps its data pointer (``PyArrayObject.data``), checked
-    on a live array; None if not where the C headers put it (then no LLVM kernels)."""
-    probe = np.zeros(1)
-    for offset in (16, 24, 32):
-        if ctypes.c_void_p.from_address(id(probe) + offset).value == probe.ctypes.data:
-            return offset
-    return None
+def _offset(probe: object, value: Any, kind: type, offsets: Sequence[int]) -> int | None:
+    """The first of ``offsets`` from the start of the object ``probe`` (CPython: its
+    address is ``id``) where a ``kind`` (a ctypes type) holds ``value``, else None."""
+    return next((k for k in offsets if kind.from_address(id(probe) + k).value == value), None)
 
 
-DATA = _data_offset()
+def _layout() -> tuple[int | None, int | None, int | None]:
+    """Where CPython and numpy keep what a kernel's wrapper reads, checked on live objects:
+    a numpy array's data pointer (``PyArrayObject.data``), a tuple's first item
+    (``PyTupleObject.ob_item``), a float's number (``PyFloatObject.ob_fval``); None where
+    one is not where the C headers put it (then no LLVM kernels)."""
+    array, number = np.zeros(1), 0.1 + 0.2
+    return (_offset(array, array.ctypes.data, ctypes.c_void_p, (16, 24, 32)),
+            _offset((array,), id(array), ctypes.c_void_p, (24, 32)),
+            _offset(number, number, ctypes.c_double, (16, 24)))
+
+
+DATA, ITEMS, NUMBER = _layout()
 
 
 def _double(v: float) -> str:
@@ -94,7 +104,8 @@ def _double(v: float) -> str:
 def llvm_route(ir: KernelIR, parallel: bool = False) -> bool:
     """Whether this module renders the kernel (else Numba compiles it): float64 or bool
     arrays, float64 scalars, arithmetic and calls on float64, one thread, llvmlite there."""
-    if parallel or DATA is None or importlib.util.find_spec("llvmlite") is None:
+    if parallel or None in (DATA, ITEMS, NUMBER) or \
+            importlib.util.find_spec("llvmlite") is None:
         return False
     if any(p.dtype not in (F64, BOOL) or (p.kind == "scalar" and p.dtype != F64)
            for p in ir.params):
@@ -394,30 +405,35 @@ class _Emitter:
         self.counted("b", "0", str(-(-m // block)), rows_block)
 
     def function(self, symbol: str) -> str:
-        """Two functions: ``@symbol.loops`` on data pointers (``noalias``: LLVM may
-        vectorize), and ``@symbol``, called from Python with the numpy arrays themselves,
-        which reads their data pointers and calls it (not inlined: the loops keep their
-        ``noalias`` arguments through the light pass that peels them)."""
+        """Two functions: ``@symbol.loops`` on data pointers and numbers (``noalias``: LLVM
+        may vectorize), and ``@symbol``, called from Python with one tuple (the kernel's
+        arrays and numbers in order, then the sums' array), which reads each item's data
+        pointer or number and calls it (not inlined: the loops keep their ``noalias``
+        arguments through the light pass that peels them)."""
         if self.ir.matvec:
             self.matvec_loops()
         else:
             self.loop(0)
         written = self.ir.matvec.rows if self.ir.matvec else None  # the rows: written first
-        outer, inner, unpack = [], [], []
-        for p in self.ir.params:
+        inner, unpack = [], []
+        for k, p in enumerate(self.ir.params):
+            unpack += [f"  %{p.name}.item = getelementptr i8, ptr %args, i64 {ITEMS + 8 * k}",
+                       f"  %{p.name}.obj = load ptr, ptr %{p.name}.item"]
             if p.kind == "scalar":
-                outer.append(f"double %{p.name}")
                 inner.append(f"double %{p.name}")
+                unpack += [f"  %{p.name}.at = getelementptr i8, ptr %{p.name}.obj, i64 {NUMBER}",
+                           f"  %{p.name} = load double, ptr %{p.name}.at"]
                 continue
-            outer.append(f"ptr %{p.name}.obj")
             readonly = p.kind == "array" and p.name != written
             inner.append(f"ptr noalias {'readonly ' if readonly else ''}%{p.name}")
             unpack += [f"  %{p.name}.at = getelementptr i8, ptr %{p.name}.obj, i64 {DATA}",
                        f"  %{p.name} = load ptr, ptr %{p.name}.at"]
         if self.ir.sums:
-            outer.append("ptr %sums.obj")
+            at = ITEMS + 8 * len(self.ir.params)
             inner.append("ptr noalias %sums")
-            unpack += [f"  %sums.at = getelementptr i8, ptr %sums.obj, i64 {DATA}",
+            unpack += [f"  %sums.item = getelementptr i8, ptr %args, i64 {at}",
+                       "  %sums.obj = load ptr, ptr %sums.item",
+                       f"  %sums.at = getelementptr i8, ptr %sums.obj, i64 {DATA}",
                        "  %sums = load ptr, ptr %sums.at"]
         names = [a.split()[-1] for a in inner]
         call_args = ", ".join(f"{'double' if a.startswith('double') else 'ptr'} {n}"
@@ -432,7 +448,7 @@ class _Emitter:
         return "\n".join([
             f"define internal void @{symbol}.loops({', '.join(inner)}) noinline nounwind {{",
             "entry:", *slots, *sums, *self.body, *results, "  ret void", "}", "",
-            f"define void @{symbol}({', '.join(outer)}) nounwind {{",
+            f"define void @{symbol}(ptr %args) nounwind {{",
             *unpack,
             f"  call void @{symbol}.loops({call_args})", "  ret void", "}",
             *sorted(self.decls), *self.metadata()]) + "\n" + vector_math.definitions(self.vector)
@@ -517,12 +533,12 @@ def _address(ir: str, cache: Path) -> int:
 
 class LLVMKernel:
     """A compiled kernel called as Numba's would be: ``k(*inputs, *outputs)`` returns the
-    tuple of its sums (None without sums). The arrays themselves are passed (ctypes'
-    ``a.ctypes.data`` costs more than a small kernel), made C-contiguous on the way in."""
+    tuple of its sums (None without sums). Its arguments go to the machine code as one
+    tuple, however many there are (ctypes' limit is 1,024 arguments): arrays made
+    C-contiguous on the way in, numbers as floats, the sums' array last."""
 
     def __init__(self, address: int, params: Sequence[Param], sums: int) -> None:
-        types = [ctypes.c_double if p.kind == "scalar" else ctypes.py_object for p in params]
-        self.fn = ctypes.CFUNCTYPE(None, *types, *[ctypes.py_object] * (sums > 0))(address)
+        self.fn = ctypes.CFUNCTYPE(None, ctypes.py_object)(address)
         self.params, self.sums = [(p.kind, p.dtype) for p in params], sums
 
     def __call__(self, *args: Any) -> tuple[float, ...] | None:
@@ -530,10 +546,10 @@ class LLVMKernel:
                 np.ascontiguousarray(a, dtype) if kind == "array" else a
                 for (kind, dtype), a in zip(self.params, args)]
         if not self.sums:
-            self.fn(*call)
+            self.fn(tuple(call))
             return None
         sums = np.empty(self.sums)
-        self.fn(*call, sums)
+        self.fn((*call, sums))
         return tuple(sums.tolist())
 
 

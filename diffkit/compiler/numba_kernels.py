@@ -20,7 +20,7 @@ import numpy as np
 
 from ..ir.graph import Var
 from ..primitives.lowering import OPS, ScalarExpr
-from . import formulas, vector_math
+from . import formulas
 from .kernel_cache import import_source
 from .kernel_ir import Instr, KernelIR, Operand, index_text
 
@@ -48,15 +48,12 @@ PARALLEL_MIN_SIZE = 100_000
 #: ... with at least one C library call (~10-20 ns each) per this many array elements it
 #: reads or writes (~1 ns each at one core's memory bandwidth)
 ACCESSES_PER_CALL = 4
-#: functions of a few cycles, which do not make a loop compute-bound; exp, log, log1p and
-#: tanh vectorize on the one-thread LLVM route (vector_math.py: ~1-2 ns each), faster than
-#: the C library's scalar calls a threaded (Numba) kernel makes on two cores
-CHEAP_CALLS = {"fabs", "floor", "ceil", "rint", "copysign", "sqrt", *vector_math.CALLS}
 
 
 def threads_pay(ir: KernelIR) -> bool:
     """Whether splitting the kernel's outer loop over threads gains: enough elements, and
-    enough transcendental work per memory access (see :data:`ACCESSES_PER_CALL`).
+    enough transcendental work per memory access (see :data:`ACCESSES_PER_CALL`; the
+    functions of :data:`.formulas.CHEAP_CALLS` are not such work).
 
     >>> import numpy as np, diffkit.numpy as dnp
     >>> from diffkit.compiler.fusion import fuse
@@ -72,7 +69,7 @@ def threads_pay(ir: KernelIR) -> bool:
     """
     instrs = ir.instructions()
     calls = sum(1 for i in instrs if i.op in OPS and OPS[i.op].kind == "call"
-                and i.op not in CHEAP_CALLS)
+                and i.op not in formulas.CHEAP_CALLS)
     accesses = sum(1 for i in instrs if i.op in ("load", "store"))
     if ir.matvec is not None or any(i.op == "add_at" for i in instrs):
         return False  # one thread: rows added to one output (threads would race)
