@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from ..bench import atlas as measured
 from ..bench.cells import run_isolated
 from ..core import DiffkitError
-from ..views.tables import html_table
+from ..views.tables import html_table, swatches
 from .figures import DPI
 from .plots import ShownFigure
 
@@ -158,9 +158,8 @@ def summary(rows: list[Record]) -> str:
 
 def legend() -> str:
     """The summary's colours, as HTML."""
-    swatch = '<span style="background:{};padding:0 0.4em;white-space:nowrap">{}</span>'
     return "Colour: the larger of the value's and the first derivative's maximum, in ulps: " + \
-        ", ".join(swatch.format(c, html.escape(w)) for _, c, w in SHADES) + "."
+        ", ".join(swatches(SHADES)) + "."
 
 
 def anchor(name: str) -> str:

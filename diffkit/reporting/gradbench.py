@@ -40,7 +40,7 @@ from ..backends.peers import PEERS, installed
 from ..bench.harness import compare, fmt_bytes, fmt_error, fmt_seconds, read_results
 from ..core import DiffkitError
 from ..gradbench.workloads import workload
-from ..views.tables import html_table
+from ..views.tables import html_table, swatches
 from .figures import DPI
 from .plots import ShownFigure, _legend
 
@@ -228,10 +228,9 @@ def summary(rows: list[Record]) -> str:
 
 def legend() -> str:
     """The table's colours, as HTML."""
-    swatch = '<span style="background:{};padding:0 0.4em;white-space:nowrap">{}</span>'
     return ("Colour: time per gradient over the fastest valid method's on the same eval: "
-            + ", ".join(swatch.format(c, html.escape(w)) for _, c, w in SHADES)
-            + "; " + swatch.format(INVALID, "not valid: its status (hover for why)") + ".")
+            + ", ".join(swatches(SHADES)) + "; "
+            + swatches([(None, INVALID, "not valid: its status (hover for why)")])[0] + ".")
 
 
 def markdown(rows: list[Record]) -> str:

@@ -24,3 +24,14 @@ def html_table(head: Sequence[str], rows: Sequence[Sequence[str]],
         + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
         for i, row in enumerate(rows))
     return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def swatches(shades: Sequence[tuple[object, str, str]]) -> list[str]:
+    """A legend's colour samples: each ``(bound, colour, words)`` of ``shades`` as an HTML
+    span of its colour around its (escaped) words.
+
+    >>> swatches([(1.0, "#fff", "< 1")])
+    ['<span style="background:#fff;padding:0 0.4em;white-space:nowrap">&lt; 1</span>']
+    """
+    return [f'<span style="background:{colour};padding:0 0.4em;white-space:nowrap">'
+            f"{html.escape(words)}</span>" for _, colour, words in shades]
