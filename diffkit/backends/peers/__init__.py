@@ -104,7 +104,7 @@ class PeerBackend(Backend):
 
     def lib(self) -> ModuleType:
         """The peer library, imported now if needed."""
-        module, library, _ = self.requires
+        module, library, extra = self.requires
         if module in LEFT_BEHIND:
             raise DiffkitError(
                 f"the {self.name} backend cannot run in this cell: it was forked from a process "
@@ -112,7 +112,7 @@ class PeerBackend(Backend):
                 "would deadlock); compare the peers from the command line (diffkit compare), "
                 f"or in a fresh process before {library} runs there")
         if self._lib is None:
-            self._lib = require(self.requires[0], self.name, *self.requires[1:])
+            self._lib = require(module, self.name, library, extra)
             self.setup()
         return self._lib
 
