@@ -6,8 +6,6 @@ wrong and what to do instead.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -76,15 +74,19 @@ def check_scalar(y: Any, transform: str) -> None:
 _HOLOMORPHIC: ContextVar[bool] = ContextVar("holomorphic", default=False)
 
 
-@contextlib.contextmanager
-def holomorphic(on: bool) -> Iterator[None]:
+class holomorphic:
     """Inside: the transform being run was given ``holomorphic=on`` (as JAX's ``grad``,
-    ``jacfwd``, ``jacrev``); the output checks of the backends read it."""
-    token = _HOLOMORPHIC.set(on)
-    try:
-        yield
-    finally:
-        _HOLOMORPHIC.reset(token)
+    ``jacfwd``, ``jacrev``); the output checks of the backends read it. (A class, not a
+    generator: every call of a transformed function enters it.)"""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __enter__(self) -> None:
+        self.token = _HOLOMORPHIC.set(self.on)
+
+    def __exit__(self, *exc: object) -> None:
+        _HOLOMORPHIC.reset(self.token)
 
 
 def check_output_dtype(y: Any, transform: str) -> None:

@@ -57,6 +57,20 @@ def flatten(tree: Tree) -> tuple[list[Any], Callable[[list[Any]], Tree]]:
     return leaves, rebuild
 
 
+def leaves(tree: Tree) -> list[Any]:
+    """The leaves of ``tree`` in :func:`flatten`'s order, without the function that
+    rebuilds it (a check made at every call of a transformed function).
+
+    >>> leaves(({"w": 1.0, "b": None}, [2.0, (3.0,)]))
+    [1.0, 2.0, 3.0]
+    """
+    if isinstance(tree, (list, tuple)):
+        return [leaf for t in tree for leaf in leaves(t)]
+    if isinstance(tree, dict):
+        return [leaf for t in tree.values() for leaf in leaves(t)]
+    return [] if tree is None else [tree]
+
+
 def _none(leaves: list[Any]) -> None:
     return None
 

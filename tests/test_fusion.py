@@ -26,6 +26,7 @@ from diffkit.compiler.formulas import CALL_WORK
 from diffkit.compiler.fusion import RECOMPUTE_LIMIT, basic_index, fuse
 from diffkit.compiler.passes import optimize
 from diffkit.compiler.show import adjoint_program
+from diffkit.bench import workloads as wl
 from diffkit.gradbench import ode
 from diffkit.ir.tracer import trace_graph
 
@@ -116,6 +117,37 @@ def test_a_value_two_stages_compute_is_written_once_when_recomputing_it_costs_mo
     (later,) = plan(lambda x: dnp.sum(dnp.sin(dnp.sin(x)) * (A @ x))).kernels
     assert later.ops == 4 and later.outputs == []
     assert 1 <= RECOMPUTE_LIMIT < 2 * CALL_WORK  # (the premise: x * 3 cheap, two sins not)
+
+
+def test_a_costly_value_is_written_by_its_own_stages_loop_when_it_runs_anyway():
+    """sin(sin(x)), needed only after A @ u, is computed and written by the loop that
+    writes u (it runs anyway: one more store), not recomputed after the product; the
+    MLP's tanh derivative likewise: the gradient's kernel multiplies and sums, the
+    exponential stays in the forward kernel beside tanh's."""
+    A = np.ones((4, 4))
+
+    def f(x):
+        return dnp.sum(dnp.sin(dnp.sin(x)) * (A @ dnp.tanh(x)))
+
+    first, later = fuse(optimize(trace_graph(f, (np.ones(4),)))[0]).kernels
+    assert (len(first.outputs), later.ops) == (2, 2)  # tanh(x) and sin(sin(x)); mul, sum
+
+    rng = np.random.default_rng(0)
+    params, X, y = wl.mlp_params(rng, 20, 8), rng.standard_normal((16, 20)), np.ones(16)
+    g = dk.jit(dk.value_and_grad(wl.mlp_loss))
+    W1, b1, W2, b2 = params
+    Z = np.tanh(X @ W1 + b1)
+    r = 2.0 * (Z @ W2 + b2 - y) / 16
+    dZ = np.outer(r, W2) * (1.0 - Z ** 2)
+    value, grads = g(params, X, y)
+    assert_close(value, np.mean((Z @ W2 + b2 - y) ** 2), 1e-14)
+    for got, want in zip(grads, (X.T @ dZ, dZ.sum(axis=0), Z.T @ r, r.sum())):
+        assert_close(got, want, 1e-13)
+    plan = g.program(params, X, y).fusion
+    loops = re.findall(r"= (\d+) ops over \(16, 8\) -> ([^\[]*)\[", plan)
+    ops, writes = [int(n) for n, _ in loops], [w.count(",") + 1 for _, w in loops]
+    assert ops[0] > 2 * 20 and writes[1] == 2, plan  # X @ W1; + b1, tanh and tanh' written
+    assert max(ops[2:]) <= 4, plan  # the gradient's loops: products and sums, no exp
 
 
 def recurrence(steps: int):

@@ -241,7 +241,8 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
         else:
             level[e.out] = lv + 1
             lib_level[e] = lv + 1
-    for v in written_once(graph, fus, level, materialized):
+    domains = {lv: [root_shape(e) for e in rs] for lv, rs in roots.items()}
+    for v in written_once(graph, fus, level, materialized, domains):
         materialized[v] = level[v]
         roots.setdefault(level[v], []).append(fus[v])
     steps: list[Kernel | Eqn] = []
@@ -262,14 +263,19 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
 
 
 def written_once(graph: Graph, fus: dict[Var, Eqn], level: dict[Var, int],
-                 materialized: dict[Var, int]) -> list[Var]:
+                 materialized: dict[Var, int],
+                 domains: dict[int, list[tuple[int, ...]]] | None = None) -> list[Var]:
     """The computed values to write to memory, in their own stage (``level``), beyond the
     ``materialized`` ones (written by the kernel of the stage each names): those a kernel
-    of a later stage reads, that kernels of more than one stage would compute (each
-    recomputing it where it is not written), at a cost past :data:`RECOMPUTE_LIMIT`
-    (:func:`recompute_work`). A loop-carried value (a state updated step after step,
-    between library calls) is such a value: recomputed, each step's kernel would compute
-    every step before it again.
+    of a later stage reads, at a cost past :data:`RECOMPUTE_LIMIT` to compute there
+    (:func:`recompute_work`), that kernels of more than one stage would compute (each
+    recomputing it where it is not written), or that a kernel of their own stage can
+    write in the loop it makes anyway (``domains``: the shapes each stage's kernels loop
+    over), so that writing costs a store and a load, less than the work. A loop-carried
+    value (a state updated step after step, between library calls) is of the first kind:
+    recomputed, each step's kernel would compute every step before it again. The MLP's
+    derivative of ``tanh`` is of the second: computed beside ``tanh``, in the forward
+    kernel, it shares that kernel's exponential and the gradient's kernel reads it alone.
 
     Two walks: backwards, the first and last stage whose kernels evaluate each value;
     forwards, for each equation reading a value of an earlier stage, the decision, with
@@ -294,11 +300,19 @@ def written_once(graph: Graph, fus: dict[Var, Eqn], level: dict[Var, int],
         for a in e.inputs:
             a = _source(a, fus, written)
             lo, hi = spans.get(a, (lv, lv))  # (a value no kernel evaluates: no stage)
-            if a is not None and level[a] < lv and lo < hi and \
+            if a is not None and level[a] < lv and \
+                    (lo < hi or _looped(a.shape, (domains or {}).get(level[a], ()))) and \
                     recompute_work(a, fus, written) > RECOMPUTE_LIMIT:
                 written[a] = level[a]
                 out.append(a)
     return out
+
+
+def _looped(shape: tuple[int, ...], domains: Sequence[tuple[int, ...]]) -> bool:
+    """Does a kernel looping over one of ``domains`` loop over ``shape`` too (the
+    grouping rule of :func:`_groups`)?"""
+    return any(len(d) == len(shape) and all(abs(a - b) <= 2 for a, b in zip(shape, d))
+               for d in domains)
 
 
 def _source(a: Atom, fus: dict[Var, Eqn], materialized: dict[Var, int]) -> Var | None:
@@ -374,8 +388,7 @@ def _groups(roots: list[Eqn]) -> list[list[Eqn]]:
     for e in roots:
         s = root_shape(e)
         for g in groups:
-            t = root_shape(g[0])
-            if len(t) == len(s) and all(abs(a - b) <= 2 for a, b in zip(s, t)):
+            if _looped(s, [root_shape(g[0])]):
                 g.append(e)
                 break
         else:

@@ -538,18 +538,23 @@ class LLVMKernel:
     C-contiguous on the way in, numbers as floats, the sums' array last."""
 
     def __init__(self, address: int, params: Sequence[Param], sums: int) -> None:
-        self.fn = ctypes.CFUNCTYPE(None, ctypes.py_object)(address)
-        self.params, self.sums = [(p.kind, p.dtype) for p in params], sums
+        self.fn, self.sums = ctypes.CFUNCTYPE(None, ctypes.py_object)(address), sums
+        # (called at every step of a program: the conversions by position, worked out once)
+        self.arrays = [(i, p.dtype) for i, p in enumerate(params) if p.kind == "array"]
+        self.numbers = [i for i, p in enumerate(params) if p.kind == "scalar"]
 
     def __call__(self, *args: Any) -> tuple[float, ...] | None:
-        call = [float(a) if kind == "scalar" else
-                np.ascontiguousarray(a, dtype) if kind == "array" else a
-                for (kind, dtype), a in zip(self.params, args)]
+        call = list(args)
+        for i, dtype in self.arrays:
+            call[i] = np.ascontiguousarray(call[i], dtype)
+        for i in self.numbers:
+            call[i] = float(call[i])
         if not self.sums:
             self.fn(tuple(call))
             return None
         sums = np.empty(self.sums)
-        self.fn((*call, sums))
+        call.append(sums)
+        self.fn(tuple(call))
         return tuple(sums.tolist())
 
 

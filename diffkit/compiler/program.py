@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Box, shape
-from ..ir.tracer import trace_graph
+from ..ir.tracer import evaluate, trace_graph
 from .codegen import compile_source, generate, is_scalar
 from ..ir.graph import Const, Graph
 from .kernel_ir import KernelTooLarge
@@ -109,11 +109,14 @@ class ProgramCache:
         return prog
 
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
-        """The program cached under ``key``, else ``make()``'s, cached."""
+        """The program cached under ``key``, else ``make()``'s, cached, unless it closes
+        over values of an outer transform (they are of this call only)."""
         prog = self.hit(key)
         if prog is None:
             self.misses += 1
-            prog = self.programs[key] = make()
+            prog = make()
+            if not getattr(getattr(prog, "graph", prog), "captured", ()):
+                self.programs[key] = prog
             if len(self.programs) > self.size:
                 self.programs.popitem(last=False)
         return prog
@@ -146,6 +149,11 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
     graph = trace_graph(fun, args, static_argnums, names)
     traced = len(graph)
     graph, passes = optimize(graph)
+    inputs = set(graph.inputs)
+    copy_out = [k for k, a in enumerate(graph.outputs) if isinstance(a, Const) or a in inputs]
+    if graph.captured:  # values of an outer transform: run on them, through bind
+        return Program(graph, traced, passes, "", lambda *leaves: evaluate(graph, leaves),
+                       time.perf_counter() - start, 0, copy_out)
     report, kernels, vm = "", "", None
     scalar = floats and is_scalar(graph)
     if fuse and scalar:
@@ -166,7 +174,5 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
         source, ns = generate(graph, name, plan, scalar)
         # (the source is there to read; on the tape VM, Python need not compile it)
         fn = compile_source(source, ns, name) if vm is None else vm.function()
-    inputs = set(graph.inputs)
-    copy_out = [k for k, a in enumerate(graph.outputs) if isinstance(a, Const) or a in inputs]
     return Program(graph, traced, passes, source, fn, time.perf_counter() - start, saved,
                    copy_out, scalar, fusion=report, kernel_source=kernels, vm=vm)

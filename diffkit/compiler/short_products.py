@@ -38,6 +38,7 @@ per element of the product).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def short_products(graph: Graph) -> tuple[Graph, frozenset[Var]]:
             eqns.append(e)
     if len(eqns) == len(graph.eqns):
         return graph, frozenset()
-    return dce(Graph(graph.inputs, eqns, graph.outputs, graph.rebuild)), frozenset(written)
+    return dce(replace(graph, eqns=eqns)), frozenset(written)
 
 
 __all__ = ["SHORT", "short_products"]

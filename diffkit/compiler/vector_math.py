@@ -21,7 +21,7 @@ Each follows the textbook reduction, with coefficients computed here from their 
 * ``tanh``: |x| < 0.55 by x + x³ P(x²), P the Taylor series of (tanh x − x)/x³
   (coefficients from the Bernoulli numbers) economized in exact arithmetic to 11 terms
   (Chebyshev's expansion on the interval, cut: 3e-17 from the series where the
-  series needs 18), beyond that 1 − 2/(e^{2|x|} + 1), with the sign copied back.
+  series needs 18), beyond that 1 − 2e/(1 + e) with e = e^{−2|x|}, with the sign copied back.
 
 The polynomials run by Estrin's scheme, not Horner's: in a vectorized loop the
 processor overlaps independent iterations only so far, and a chain of twelve or more
@@ -229,9 +229,11 @@ def _tanh(w: _Lines) -> str:
     tail = w.estrin(x2, _economized(_tanh_series(30)[1:], Fraction(121, 400), 11))
     x3 = w(f"fmul double %x, {x2}")
     taylor = w(f"fadd double %x, {w(f'fmul double {x3}, {tail}')}")
-    # larger |x|: 1 − 2/(e^{2|x|} + 1), with |x|'s sign
-    e2 = _exp_body(w, w(f"fmul double 2.0, {a}"))
-    q = w(f"fdiv double 2.0, {w(f'fadd double {e2}, 1.0')}")
+    # larger |x|: 1 − 2e/(1 + e) with e = e^{−2|x|}, with |x|'s sign; the exponential is
+    # the one tanh's derivative 4e/(1 + e)² takes, so a kernel computing both computes it
+    # once (the same instructions on the same operand: LLVM merges them)
+    e = _exp_body(w, w(f"fmul double {a}, -2.0"))
+    q = w(f"fdiv double {w(f'fadd double {e}, {e}')}, {w(f'fadd double 1.0, {e}')}")
     far = w(f"call double @llvm.copysign.f64(double {w(f'fsub double 1.0, {q}')}, double %x)")
     value = w(f"select i1 {w(f'fcmp olt double {a}, {_hex(0.55)}')}, double {taylor}, "
               f"double {far}")

@@ -82,6 +82,9 @@ class Graph:
     eqns: list[Eqn]
     outputs: list[Atom]
     rebuild: Callable[[list[Any]], Any] = lambda leaves: leaves
+    #: values of an outer transform the function closes over (closure conversion): the
+    #: last ``len(captured)`` inputs stand for them, and a replay reads them there
+    captured: list[Any] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.eqns)

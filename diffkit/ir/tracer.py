@@ -153,6 +153,8 @@ class GraphInterpreter(Interpreter):
         self.inputs: list[Var] = []
         self.eqns: list[Eqn] = []
         self.count = 0
+        self.captured: list[Box] = []
+        self._capture_vars: dict[int, Var] = {}  # id of a captured box -> its input
 
     def new_var(self, shape: tuple[int, ...], dtype: Any, name: str | None = None) -> Var:
         self.count += 1
@@ -178,9 +180,11 @@ class GraphInterpreter(Interpreter):
         if isinstance(a, GraphTracer) and a._interp is self:
             return a.var
         if isinstance(a, Box):
+            if a._interp.alive and a._interp.level < self.level:
+                return self.capture(a)
             raise DiffkitError(
-                "the function closes over a value traced by another transform (or computed "
-                "in an earlier trace); pass it as an argument instead, or use an eager backend")
+                "the function uses a value traced by a transform that has ended (kept from "
+                "an earlier call); pass it as an argument instead")
         if isinstance(a, (bool, int, float, complex)) or isinstance(a, Const):
             return a
         if isinstance(a, np.ndarray):  # a snapshot: later in-place changes must not leak in
@@ -189,6 +193,18 @@ class GraphInterpreter(Interpreter):
             return Const(a)
         raise DiffkitError(f"cannot put a {type(a).__name__} into a graph: primitives take "
                            "numbers and arrays")
+
+    def capture(self, a: Box) -> Var:
+        """The input standing for ``a``, a value of an outer transform the function closes
+        over (JAX's closure conversion): the graph takes it as one more input, and a replay
+        of the graph reads ``a`` there, so the outer transform sees every operation on it."""
+        var = self._capture_vars.get(id(a))
+        if var is None:
+            var = self.new_var(a.shape, a.dtype, f"closure{len(self.captured)}")
+            self.inputs.append(var)
+            self.captured.append(a)
+            self._capture_vars[id(a)] = var
+        return var
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict) -> Any:
         if params and any(isinstance(v, Box) for v in params.values()):
@@ -357,7 +373,7 @@ def trace_graph(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int
         out = fun(*call)
         leaves, rebuild = flatten(out)
         outputs = [_output(interp, v) for v in leaves]
-    return Graph(interp.inputs, interp.eqns, outputs, rebuild)
+    return Graph(interp.inputs, interp.eqns, outputs, rebuild, interp.captured)
 
 
 def _output(interp: GraphInterpreter, v: Any) -> Atom:
@@ -379,6 +395,8 @@ def evaluate(graph: Graph, inputs: Sequence[Any]) -> list[Any]:
 def replay(graph: Graph, inputs: Sequence[Any]) -> dict[Var, Any]:
     """Every value of the graph on ``inputs``, by variable. On inputs that are all tracers
     of one graph being traced, with the graph's own types, equations are copied over."""
+    if graph.captured and len(inputs) == len(graph.inputs) - len(graph.captured):
+        inputs = [*inputs, *graph.captured]  # (the values the function closes over)
     env: dict[Var, Any] = dict(zip(graph.inputs, inputs))
     first = inputs[0] if inputs else None
     same = isinstance(first, GraphTracer) and first._interp.alive and all(

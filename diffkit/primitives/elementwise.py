@@ -231,16 +231,18 @@ cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x
 
 def _dtanh(x: Any, y: Any) -> Any:
     """tanh'(x) = 1 - y^2 (y = tanh x) for |x| < 0.625, where y^2 < 0.31 and the difference
-    keeps its digits; beyond, 4 e / (1 + e)^2 with e = exp(-2|x|) (= 1 / cosh^2 x): 1 - y^2
-    cancels there (every digit once y rounds to 1, |x| > 19). Each branch is a product or a
-    quotient of terms of one sign, so its own derivative (the second) keeps its digits too;
-    for complex values 1 - y^2 (holomorphic, as the rule must be)."""
+    keeps its digits; beyond, q (2 - q) with q = 2e / (1 + e) = 1 - |y| and e = exp(-2|x|)
+    (= 4e / (1 + e)^2 = 1 / cosh^2 x): 1 - y^2 cancels there (every digit once y rounds to
+    1, |x| > 19). Each branch is a product or a quotient of terms of one sign, so its own
+    derivative (the second) keeps its digits too; for complex values 1 - y^2 (holomorphic,
+    as the rule must be). q is computed as the compiled ``tanh`` computes it
+    (``compiler/vector_math.py``), so a kernel computing both computes e and q once."""
     if is_complex(x) or getattr(x, "expression", False):
         return 1.0 - y * y
     a = abs(x)
     e = exp(-2.0 * a)
-    u = 1.0 + e
-    return select(mask(np.less, a, 0.625), 1.0 - y * y, 4.0 * e / (u * u))
+    q = (e + e) / (1.0 + e)
+    return select(mask(np.less, a, 0.625), 1.0 - y * y, q * (2.0 - q))
 
 
 tanh = unary("tanh", np.tanh, lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x),

@@ -28,7 +28,7 @@ from .arguments import Args, Argnums, Outputs, outputs_of
 from .mode import default_backend
 from ..primitives import is_complex
 from ..primitives.compare import without_derivatives
-from ..pytree import flatten, tree_map
+from ..pytree import leaves, tree_map
 from .weights import FIRST, Weights, positions
 
 BackendSpec = str | Backend
@@ -121,8 +121,8 @@ def value_and_grad(f: Callable, argnums: Argnums | None = FIRST, weights: Any = 
 
 def _one_array(args: tuple) -> bool:
     """True when the call has one argument and it is a single array (no pytree)."""
-    leaves = flatten(args[0])[0] if len(args) == 1 else ()
-    return len(leaves) == 1 and leaves[0] is args[0]
+    found = leaves(args[0]) if len(args) == 1 else ()
+    return len(found) == 1 and found[0] is args[0]
 
 
 def _static(args: tuple, nums: Any) -> tuple | None:
@@ -134,7 +134,7 @@ def _static(args: tuple, nums: Any) -> tuple | None:
     idx = (nums,) if isinstance(nums, (int, np.integer)) else tuple(nums or ())
     diffed = {int(i) % n for i in idx if isinstance(i, (int, np.integer)) and -n <= i < n}
     static = tuple((i, a) for i, a in enumerate(args) if i not in diffed and not all(
-        isinstance(v, (np.ndarray, np.generic, float, Box)) for v in flatten(a)[0]))
+        isinstance(v, (np.ndarray, np.generic, float, Box)) for v in leaves(a)))
     try:
         hash(static)
     except TypeError:

@@ -1,0 +1,141 @@
+"""GradBench's evals as the compiler's race: diffkit's compiled gradient against jax.jit's,
+on the same program (each eval's function written once with diffkit.numpy; JAX runs it on
+its own arrays), one core each, results awaited. One run, ratios measured in it.
+
+    python benchmarks/gradbench_race.py                  # every eval, its two smallest sizes
+    python benchmarks/gradbench_race.py --eval ode --eval det --sizes 3
+    python benchmarks/gradbench_race.py --timeout 60      # seconds per cell (compile + run)
+
+Each cell (an eval at a size) runs in a fresh process pinned to one core, BLAS on one
+thread: the first call of each library (trace, compile and run: the compile time is that
+less a steady call), then both steady calls timed in turn (``diffkit.bench.probes.
+interleaved``, median of 7 rounds). Both gradients are checked against the eval's
+hand-derived one before they are timed (a disagreeing cell is marked ``wrong``). A cell past
+``--timeout`` is marked ``timeout`` with the time it had.
+
+The table ends with the issue's bar: the median of diffkit / jax over the valid cells
+(≤ 1.0), the largest (≤ 2.0), and compile ≤ 2× jax's on each cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+CHILD = "DIFFKIT_GRADBENCH_CELL"
+
+
+def cell(name: str, size: str) -> dict:
+    """One eval at one size, measured in this (one-core) process."""
+    import numpy as np
+
+    import diffkit as dk
+    import diffkit.numpy as dnp
+    from diffkit.bench.probes import first_call, interleaved
+    from diffkit.gradbench.workloads import instance
+
+    p = instance(name, size)
+    exact = p.exact(p.x)
+    jax_backend = dk.backend("jax", jit=True)
+    for warm in ("compiled", jax_backend):  # each library's one-off start-up, not a compile
+        dk.grad(lambda x: dnp.sum(dnp.sin(x) * 2.0), backend=warm)(np.ones(3))
+    grads = {"diffkit": dk.grad(p.f, backend="compiled"), "jax.jit": dk.grad(p.f, backend=jax_backend)}
+    out: dict = {"eval": name, "size": size}
+    calls = {}
+    for lib, g in grads.items():
+        got, first = first_call(lambda g=g: g(p.x))
+        scale = max(1.0, float(np.max(np.abs(exact))))
+        if not np.allclose(np.asarray(got, float), exact, rtol=1e-8, atol=1e-8 * scale):
+            out[lib] = "wrong"
+            continue
+        out[f"{lib} first"] = first
+        calls[lib] = lambda g=g: g(p.x)
+    steady = interleaved(list(calls.values()), repeat=7, min_time=0.05)
+    for (lib, _), (seconds, _) in zip(calls.items(), steady):
+        out[f"{lib} run"] = seconds
+        out[f"{lib} compile"] = max(out[f"{lib} first"] - seconds, 0.0)
+    return out
+
+
+def run_cell(name: str, size: str, timeout: float) -> dict:
+    """:func:`cell` in a child process pinned to one core, or its timeout."""
+    env = {**os.environ, CHILD: json.dumps([name, size]), "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+           "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"eval": name, "size": size, "status": f"timeout ({timeout:g} s)"}
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"eval": name, "size": size, "status": f"error: {last[:120]}"}
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out["wall"] = time.perf_counter() - start
+    return out
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def table(rows: list[dict]) -> list[str]:
+    """The markdown table and the bar's summary lines."""
+    lines = ["| eval | size | diffkit | jax.jit | diffkit / jax | compile: diffkit / jax |",
+             "|---|---|---|---|---|---|"]
+    ratios, compile_over = [], []
+    for r in rows:
+        if "status" in r or "diffkit run" not in r or "jax.jit run" not in r:
+            why = r.get("status") or ", ".join(f"{k}: {v}" for k, v in r.items()
+                                               if v == "wrong")
+            lines.append(f"| {r['eval']} | {r['size']} | {why} | | | |")
+            continue
+        ratio = r["diffkit run"] / r["jax.jit run"]
+        comp = r["diffkit compile"] / max(r["jax.jit compile"], 1e-9)
+        ratios.append(ratio)
+        compile_over += [f"{r['eval']} {r['size']}"] if comp > 2 else []
+        lines.append(f"| {r['eval']} | {r['size']} | {_ms(r['diffkit run'])} | "
+                     f"{_ms(r['jax.jit run'])} | {ratio:.2f} | {_ms(r['diffkit compile'])} / "
+                     f"{_ms(r['jax.jit compile'])} = {comp:.2f} |")
+    if ratios:
+        lines += ["", f"Valid cells: {len(ratios)} of {len(rows)}. diffkit / jax.jit: median "
+                  f"{statistics.median(ratios):.2f} (bar ≤ 1.0), largest {max(ratios):.2f} "
+                  f"(bar ≤ 2.0); compile over 2× jax's on {len(compile_over)} cell(s)"
+                  + (f": {', '.join(compile_over)}" if compile_over else "") + "."]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--eval", action="append", help="only this eval (repeatable)")
+    parser.add_argument("--sizes", type=int, default=2, help="the smallest N sizes (2)")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds per cell, both libraries (120)")
+    args = parser.parse_args()
+    from diffkit.gradbench.workloads import names, workload
+
+    chosen = args.eval or [n for n in names() if n != "hello"]
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}; one core per "
+          "cell (a fresh process each)\n", flush=True)
+    rows = []
+    for name in chosen:
+        for size in workload(name).eval.sizes[:args.sizes]:
+            rows.append(run_cell(name, size, args.timeout))
+            print(f"  {name} {size}: done in {rows[-1].get('wall', args.timeout):.1f} s",
+                  file=sys.stderr, flush=True)
+    print("\n".join(table(rows)))
+
+
+if __name__ == "__main__":
+    if CHILD in os.environ:
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+        print(json.dumps(cell(*json.loads(os.environ[CHILD]))))
+    else:
+        main()
