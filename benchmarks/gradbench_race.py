@@ -7,7 +7,7 @@ its own arrays), one core each, results awaited. One run, ratios measured in it.
     python benchmarks/gradbench_race.py --timeout 60      # seconds per cell (compile + run)
 
 Each cell (an eval at a size) runs in a fresh process pinned to one core, BLAS on one
-thread: the first call of each library (trace, compile and run: the compile time is that
+thread, with an empty kernel cache (as jax.jit, which keeps none on disk): the first call of each library (trace, compile and run: the compile time is that
 less a steady call), then both steady calls timed in turn (``diffkit.bench.probes.
 interleaved``, median of 7 rounds). Both gradients are checked against the eval's
 hand-derived one before they are timed (a disagreeing cell is marked ``wrong``). A cell past
@@ -25,6 +25,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 CHILD = "DIFFKIT_GRADBENCH_CELL"
@@ -65,6 +66,7 @@ def cell(name: str, size: str) -> dict:
 def run_cell(name: str, size: str, timeout: float) -> dict:
     """:func:`cell` in a child process pinned to one core, or its timeout."""
     env = {**os.environ, CHILD: json.dumps([name, size]), "OPENBLAS_NUM_THREADS": "1",
+           "DIFFKIT_CACHE": tempfile.mkdtemp(prefix="diffkit-gradbench-race-"),
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
     start = time.perf_counter()

@@ -103,3 +103,38 @@ def test_small_reused_inputs_are_copied_aligned_at_every_call():
         np.testing.assert_allclose(f(X, W), np.tanh(X @ W), rtol=1e-13, atol=1e-14)
     assert "np.copyto(_aligned_W, W)" in f.program(X, W1).source
     assert "_aligned_X" not in f.program(X, W1).source
+
+
+EINSUMS = [  # (subscripts, shapes, written out)
+    ("kij,nkj->nki", [(10, 2, 2), (300, 10, 2)], True),    # gmm's: j of 2, a term per value
+    ("nki,nkj->kij", [(300, 10, 2), (300, 10, 2)], True),  # its adjoint: summed over long n
+    ("nki,kij->nkj", [(300, 10, 2), (10, 2, 2)], True),
+    ("bij,bjk->bik", [(20, 3, 4), (20, 4, 5)], True),      # batched, every index short
+    ("i,i->", [(100,), (100,)], True),
+    ("ij,jk->ik", [(50, 3), (3, 40)], False),              # two long indices: the library's
+    ("ij,ji->i", [(5, 5), (5, 5)], False),                 # a transpose on one side
+    ("ii,i->i", [(4, 4), (4,)], False),                    # a diagonal
+]
+
+
+@pytest.mark.parametrize("subs, shapes, written", EINSUMS, ids=[c[0] for c in EINSUMS])
+def test_an_einsum_of_short_indices_is_written_out_and_equals_numpy(subs, shapes, written):
+    """Value against numpy's einsum, gradients against the einsums of the other operand
+    (einsum is linear in each), and whether the driver still calls the library."""
+    A, B = _rng(*shapes[0]), _rng(*shapes[1])
+    f = dk.jit(lambda A, B: dnp.sum(dnp.sin(dnp.einsum(subs, A, B))))
+    np.testing.assert_allclose(f(A, B), np.sum(np.sin(np.einsum(subs, A, B))), rtol=1e-12,
+                               atol=1e-12)  # (sums in another order)
+    g = dk.jit(dk.grad(lambda A, B: dnp.sum(dnp.einsum(subs, A, B) * dnp.einsum(subs, A, B)),
+                       argnums=(0, 1)))
+    Y = 2.0 * np.einsum(subs, A, B)
+    ins, out = subs.split("->")
+    a, b = ins.split(",")
+    gA = np.einsum(f"{out},{b}->{a}", Y, B) if a.count(a[0]) == 1 and len(set(a)) == len(a) \
+        else None
+    got = g(A, B)
+    if gA is not None:
+        np.testing.assert_allclose(got[0], gA, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[1], np.einsum(f"{a},{out}->{b}", A, Y), rtol=1e-12,
+                                   atol=1e-12)
+    assert ("einsum(" not in f.program(A, B).source) == written

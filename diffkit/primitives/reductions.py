@@ -111,8 +111,10 @@ prod = Primitive(
 
 
 def _winners(y: Any, x: Any, axis: Axes, keepdims: bool) -> Any:
-    """Weights of the entries that attain the max (or min); ties share equally."""
-    hit = mask(np.equal, x, _expand(y, x, axis, keepdims))
+    """Weights of the entries that attain the max (or min); ties share equally. (Ones and
+    zeros as floats, counted as floats: the count is exact, and a fused kernel of floats
+    only takes the LLVM route.)"""
+    hit = select(mask(np.equal, x, _expand(y, x, axis, keepdims)), 1.0, 0.0)
     return hit / sum(hit, axis=axis, keepdims=True)
 
 
