@@ -223,6 +223,8 @@ def test_rules_shows_each_target_and_its_lines_compute_numpys_value(capsys):
     code, out, _ = run(capsys, "rules", "mod")
     assert out.count("fmod(r0, r1)") == 1 and "bit for bit" in out  # m computed once
     code, out, _ = run(capsys, "rules", "erf")
+    assert code == 0 and "not in fused kernels nor on the tape VM: diffkit's own routine" in out
+    code, out, _ = run(capsys, "rules", "gammaln")
     assert code == 0 and "not in fused kernels nor on the tape VM: scipy.special's" in out
     code, out, _ = run(capsys, "rules", "matmul")
     assert code == 0 and "not in fused kernels nor on the tape VM: not elementwise" in out

@@ -4,30 +4,34 @@ inverse, Spence's function and ``x log(1 + y)``.
 
 Their numpy implementations come from SciPy, an optional extra: SciPy is imported when
 one of them is first evaluated, and its absence is one clear error saying how to install
-it. Each derivative is again a special function of this table (``gammaln' = polygamma(0)``,
-``polygamma(n)' = polygamma(n + 1)``), so second derivatives come for free. The
-user-facing names live in :mod:`diffkit.scipy.special`.
+it; erf, erfc and erfcx are diffkit's own on real numbers (:mod:`.error_function`, within
+an ulp), SciPy's on complex ones. Each derivative is again a special function of this
+table (``gammaln' = polygamma(0)``, ``polygamma(n)' = polygamma(n + 1)``), so second
+derivatives come for free. The user-facing names live in :mod:`diffkit.scipy.special`.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..core import DiffkitError, Primitive
+from . import error_function
 from .compare import mask, select
 from .elementwise import (abs, cos, exp, expm1, is_complex, log, log1p, maximum,  # noqa: A004
                           minimum, mod, no_closed_form, rint, sin)
 from .elementwise import unary as _unary
-from .lowering import SCIPY
+from .lowering import PIECEWISE, SCIPY
 
 
-def unary(*args: Any, **facts: Any) -> Primitive:
-    """An elementwise special function (:func:`~.elementwise.unary`): scipy.special's own
-    routine, which fused kernels call between them (``lower`` is the reason)."""
-    return _unary(*args, lower=SCIPY, **facts)
+def unary(*args: Any, lower: str = SCIPY, **facts: Any) -> Primitive:
+    """An elementwise special function (:func:`~.elementwise.unary`): a library routine
+    (scipy.special's unless ``lower`` says otherwise), which fused kernels call between
+    them (``lower`` is the reason)."""
+    return _unary(*args, lower=lower, **facts)
 
 
 SQRT_2PI = float(np.sqrt(2.0 * np.pi))
@@ -49,6 +53,16 @@ def scipy_special() -> Any:
 def _sp(name: str) -> Any:
     def impl(*args: Any) -> Any:
         return getattr(scipy_special(), name)(*args)
+    impl.__name__ = name
+    return impl
+
+
+def _own(name: str, real: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """diffkit's own function on real numbers (``real``, from :mod:`.error_function`), and
+    SciPy's of that name on complex ones."""
+    def impl(x: Any) -> Any:
+        x = np.asarray(x)
+        return getattr(scipy_special(), name)(x) if x.dtype.kind == "c" else real(x)
     impl.__name__ = name
     return impl
 
@@ -245,23 +259,15 @@ polygamma = Primitive(  # polygamma(x, n=k) is the k-th derivative of digamma (k
 )
 
 
-def _erfc(x: Any) -> Any:
-    """erfc(x): SciPy's below x = 2; beyond, erfcx(x) exp(-x^2) with exp(-x^2) from
-    :func:`exp_square_values`. SciPy's erfc rounds x^2 first there (482 ulps near x = 26,
-    where erfc is still a normal number; this is within 5)."""
-    x = np.asarray(x)
-    special = scipy_special()
-    if x.dtype.kind == "c":
-        return special.erfc(x)
-    with np.errstate(all="ignore"):
-        out = np.where(x < 2.0, special.erfc(x), special.erfcx(x) * exp_square_values(x, -1.0))
-    return out[()] if out.ndim == 0 else out
-
-
-erf = unary("erf", _sp("erf"), lambda y, x: TWO_OVER_SQRT_PI * exp_square(x, -1.0), "x",
-            lambda sp, x: sp.erf(x), lambda xp, x: _jax_special(xp, "erf")(x), complex=True)
-erfc = unary("erfc", _erfc, lambda y, x: -TWO_OVER_SQRT_PI * exp_square(x, -1.0), "x",
-             lambda sp, x: sp.erfc(x), lambda xp, x: _jax_special(xp, "erfc")(x), complex=True)
+# erf, erfc (and erfcx below): values diffkit's own on real numbers, derivatives by exp_square
+erf = unary("erf", _own("erf", error_function.erf),
+            lambda y, x: TWO_OVER_SQRT_PI * exp_square(x, -1.0), "x",
+            lambda sp, x: sp.erf(x), lambda xp, x: _jax_special(xp, "erf")(x), complex=True,
+            lower=PIECEWISE)
+erfc = unary("erfc", _own("erfc", error_function.erfc),
+             lambda y, x: -TWO_OVER_SQRT_PI * exp_square(x, -1.0), "x",
+             lambda sp, x: sp.erfc(x), lambda xp, x: _jax_special(xp, "erfc")(x), complex=True,
+             lower=PIECEWISE)
 
 
 def _dlogit(x: Any) -> Any:
@@ -435,19 +441,6 @@ def _erfcx_d(y: Any, x: Any) -> Any:
                   2.0 * x * y - 1.0 / SQRT_PI_2)
 
 
-def _erfcx(x: Any) -> Any:
-    """erfcx(x): SciPy's, but for x < -1 2 exp(x^2) - erfcx(-x) with exp(x^2) from
-    :func:`exp_square_values` (SciPy rounds x^2 first: 400 ulps near x = -24)."""
-    x = np.asarray(x)
-    special = scipy_special()
-    if x.dtype.kind == "c":
-        return special.erfcx(x)
-    with np.errstate(all="ignore"):
-        out = np.where(x < -1.0, 2.0 * exp_square_values(x, 1.0) - special.erfcx(-x),
-                       special.erfcx(x))
-    return out[()] if out.ndim == 0 else out
-
-
 def _ndtri_d(y: Any, x: Any) -> Any:
     """ndtri'(p) = sqrt(2 pi) exp(y^2 / 2) = sqrt(2 pi) erfcx(|y| / sqrt 2) / (2 min(p, 1 - p))."""
     if _plain(x):
@@ -457,8 +450,8 @@ def _ndtri_d(y: Any, x: Any) -> Any:
                                  abs(y) * (1.0 / SQRT_2), tail)
 
 
-erfcx = unary("erfcx", _erfcx, _erfcx_d, "y x",
-              lambda sp, x: sp.exp(x * x) * sp.erfc(x), _peer("erfcx"))
+erfcx = unary("erfcx", _own("erfcx", error_function.erfcx), _erfcx_d, "y x",
+              lambda sp, x: sp.exp(x * x) * sp.erfc(x), _peer("erfcx"), lower=PIECEWISE)
 ndtri = unary("ndtri", _sp("ndtri"), _ndtri_d, "y x",
               lambda sp, x: sp.sqrt(2) * sp.erfinv(2 * x - 1), _peer("ndtri"))
 
