@@ -11,7 +11,8 @@ thread, with an empty kernel cache (as jax.jit, which keeps none on disk): the f
 less a steady call), then both steady calls timed in turn (``diffkit.bench.probes.
 interleaved``, median of 7 rounds). Both gradients are checked against the eval's
 hand-derived one before they are timed (a disagreeing cell is marked ``wrong``). A cell past
-``--timeout`` is marked ``timeout`` with the time it had.
+``--timeout`` runs again, each library alone in its own process with the same time, so the
+row says which one did not finish and what the other took (without a ratio).
 
 The table ends with the issue's bar: the median of diffkit / jax over the valid cells
 (≤ 1.0), the largest (≤ 2.0), and compile ≤ 2× jax's on each cell.
@@ -29,10 +30,11 @@ import tempfile
 import time
 
 CHILD = "DIFFKIT_GRADBENCH_CELL"
+LIBRARIES = ("diffkit", "jax.jit")
 
 
-def cell(name: str, size: str) -> dict:
-    """One eval at one size, measured in this (one-core) process."""
+def cell(name: str, size: str, libs: tuple[str, ...] = LIBRARIES) -> dict:
+    """One eval at one size, measured in this (one-core) process, for ``libs``."""
     import numpy as np
 
     import diffkit as dk
@@ -45,7 +47,8 @@ def cell(name: str, size: str) -> dict:
     jax_backend = dk.backend("jax", jit=True)
     for warm in ("compiled", jax_backend):  # each library's one-off start-up, not a compile
         dk.grad(lambda x: dnp.sum(dnp.sin(x) * 2.0), backend=warm)(np.ones(3))
-    grads = {"diffkit": dk.grad(p.f, backend="compiled"), "jax.jit": dk.grad(p.f, backend=jax_backend)}
+    backends = {"diffkit": "compiled", "jax.jit": jax_backend}
+    grads = {lib: dk.grad(p.f, backend=backends[lib]) for lib in libs}
     out: dict = {"eval": name, "size": size}
     calls = {}
     for lib, g in grads.items():
@@ -56,16 +59,31 @@ def cell(name: str, size: str) -> dict:
             continue
         out[f"{lib} first"] = first
         calls[lib] = lambda g=g: g(p.x)
-    steady = interleaved(list(calls.values()), repeat=7, min_time=0.05)
+    steady = interleaved(list(calls.values()), repeat=7, min_time=0.05) if calls else []
     for (lib, _), (seconds, _) in zip(calls.items(), steady):
         out[f"{lib} run"] = seconds
         out[f"{lib} compile"] = max(out[f"{lib} first"] - seconds, 0.0)
     return out
 
 
-def run_cell(name: str, size: str, timeout: float) -> dict:
-    """:func:`cell` in a child process pinned to one core, or its timeout."""
-    env = {**os.environ, CHILD: json.dumps([name, size]), "OPENBLAS_NUM_THREADS": "1",
+def run_cell(name: str, size: str, timeout: float,
+             libs: tuple[str, ...] = LIBRARIES) -> dict:
+    """:func:`cell` in a child process pinned to one core, or its timeout; a cell past it
+    runs again per library, to say which one did not finish and what the other took."""
+    if len(libs) > 1:
+        out = _child(name, size, timeout, libs)
+        if "status" not in out:
+            return out
+        alone = [_child(name, size, timeout, (lib,)) for lib in libs]
+        out = {"eval": name, "size": size, "status": out["status"]}
+        for lib, got in zip(libs, alone):
+            out[lib] = got.get("status") or got
+        return out
+    return _child(name, size, timeout, libs)
+
+
+def _child(name: str, size: str, timeout: float, libs: tuple[str, ...]) -> dict:
+    env = {**os.environ, CHILD: json.dumps([name, size, list(libs)]), "OPENBLAS_NUM_THREADS": "1",
            "DIFFKIT_CACHE": tempfile.mkdtemp(prefix="diffkit-gradbench-race-"),
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
@@ -87,6 +105,16 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
+def _alone(r: dict, lib: str) -> str:
+    """A library's cell of a row without a ratio: its times measured alone, or why not."""
+    got = r.get(lib, r.get("status", ""))
+    if isinstance(got, dict) and f"{lib} run" in got:
+        return f"{_ms(got[f'{lib} run'])} (compile {_ms(got[f'{lib} compile'])})"
+    if isinstance(got, dict):
+        return str(got.get(lib, "–"))
+    return str(got or "–")
+
+
 def table(rows: list[dict]) -> list[str]:
     """The markdown table and the bar's summary lines."""
     lines = ["| eval | size | diffkit | jax.jit | diffkit / jax | compile: diffkit / jax |",
@@ -94,9 +122,8 @@ def table(rows: list[dict]) -> list[str]:
     ratios, compile_over = [], []
     for r in rows:
         if "status" in r or "diffkit run" not in r or "jax.jit run" not in r:
-            why = r.get("status") or ", ".join(f"{k}: {v}" for k, v in r.items()
-                                               if v == "wrong")
-            lines.append(f"| {r['eval']} | {r['size']} | {why} | | | |")
+            lines.append(f"| {r['eval']} | {r['size']} | {_alone(r, 'diffkit')} | "
+                         f"{_alone(r, 'jax.jit')} | | |")
             continue
         ratio = r["diffkit run"] / r["jax.jit run"]
         comp = r["diffkit compile"] / max(r["jax.jit compile"], 1e-9)
@@ -138,6 +165,7 @@ if __name__ == "__main__":
     if CHILD in os.environ:
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
-        print(json.dumps(cell(*json.loads(os.environ[CHILD]))))
+        name, size, libs = json.loads(os.environ[CHILD])
+        print(json.dumps(cell(name, size, tuple(libs))))
     else:
         main()

@@ -63,7 +63,11 @@ TIGHTENED = {"sqrt": {"d1": 0.59, "d2": 0.6}, "arcsin": {"d1": 0.78, "d2": 3.5},
              "hypot(x, 1.5)": {"d1": 1.0, "d2": 3.5}, "cbrt": {"value": 0.52, "d1": 1.6, "d2": 3.5},
              # the values of diffkit's own erf, erfc, erfcx (primitives/error_function.py):
              # 0.5 each, JAX's and PyTorch's erf 0.65, PyTorch's erfc 0.56
-             "erf": {"value": 0.55}, "erfc": {"value": 0.55}, "erfcx": {"value": 0.55}}
+             "erf": {"value": 0.55}, "erfc": {"value": 0.55}, "erfcx": {"value": 0.55},
+             # and of erfinv, erfcinv, ndtri, log_ndtr (primitives/inverse_error.py): 0.5
+             # each, PyTorch's erfinv 0.5 and ndtri 2.2
+             "erfinv": {"value": 0.55}, "erfcinv": {"value": 0.55}, "ndtri": {"value": 0.55},
+             "log_ndtr": {"value": 0.55}}
 
 
 def bound(name: str) -> dict[str, float]:

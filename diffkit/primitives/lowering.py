@@ -348,7 +348,8 @@ def sigmoid(x: ScalarExpr) -> ScalarExpr:
 SCIPY = ("scipy.special's own routine (Cephes, Boost): no C library function gives its "
           "values, so it stays one vectorized scipy call between kernels")
 PIECEWISE = ("diffkit's own routine by pieces (tables of polynomials, pairs of doubles: "
-             "primitives/error_function.py), one vectorized numpy call between kernels")
+             "primitives/error_function.py, inverse_error.py), one vectorized numpy call between "
+             "kernels")
 COMPLEX = "complex values: kernels compute on real numbers (float64, float32, integers)"
 
 __all__ = ["COMPLEX", "OPS", "PIECEWISE", "SCIPY", "SIMD_ULPS", "LibraryCall", "Lowering",

@@ -4,8 +4,9 @@ inverse, Spence's function and ``x log(1 + y)``.
 
 Their numpy implementations come from SciPy, an optional extra: SciPy is imported when
 one of them is first evaluated, and its absence is one clear error saying how to install
-it; erf, erfc and erfcx are diffkit's own on real numbers (:mod:`.error_function`, within
-an ulp), SciPy's on complex ones. Each derivative is again a special function of this
+it; erf, erfc and erfcx (:mod:`.error_function`), erfinv, erfcinv, ndtri and log_ndtr
+(:mod:`.inverse_error`) are diffkit's own on real numbers (within an ulp), SciPy's on complex
+ones. Each derivative is again a special function of this
 table (``gammaln' = polygamma(0)``, ``polygamma(n)' = polygamma(n + 1)``), so second
 derivatives come for free. The user-facing names live in :mod:`diffkit.scipy.special`.
 """
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError, Primitive
-from . import error_function
+from . import error_function, inverse_error
 from .compare import mask, select
 from .elementwise import (abs, cos, exp, expm1, is_complex, log, log1p, maximum,  # noqa: A004
                           minimum, mod, no_closed_form, rint, sin)
@@ -58,8 +59,8 @@ def _sp(name: str) -> Any:
 
 
 def _own(name: str, real: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """diffkit's own function on real numbers (``real``, from :mod:`.error_function`), and
-    SciPy's of that name on complex ones."""
+    """diffkit's own function on real numbers (``real``, from :mod:`.error_function` or
+    :mod:`.inverse_error`), and SciPy's of that name on complex ones."""
     def impl(x: Any) -> Any:
         x = np.asarray(x)
         return getattr(scipy_special(), name)(x) if x.dtype.kind == "c" else real(x)
@@ -99,16 +100,6 @@ def exp_square(x: Any, c: float) -> Any:
     h = rint(near * _SPLIT) * (1.0 / _SPLIT)
     split = exp(c * (h * h)) * exp(c * ((near - h) * (near + h)))
     return select(far, exp(c * (x * x)), split)
-
-
-def exp_square_values(x: np.ndarray, c: float) -> np.ndarray:
-    """:func:`exp_square` on numpy arrays (for implementations)."""
-    with np.errstate(all="ignore"):
-        far = np.abs(x) > 64.0
-        near = np.where(far, 0.0, x)
-        h = np.rint(near * _SPLIT) * (1.0 / _SPLIT)
-        split = np.exp(c * (h * h)) * np.exp(c * ((near - h) * (near + h)))
-        return np.where(far, np.exp(c * (x * x)), split)
 
 
 # gammaln(1 + t) = -gamma t + sum_k>=2 (-1)^k zeta(k) t^k / k, k = 1 .. 28: within 2e-17 for
@@ -318,25 +309,10 @@ def _log_ndtr_d(y: Any, x: Any) -> Any:
     return select(right, exp_square(x_right, -0.5) * exp(-y_right) / SQRT_2PI, mills)
 
 
-def _log_ndtr(x: Any) -> Any:
-    """log Phi(x): SciPy's, but from x = 2 on log1p(-Phi(-x)) with
-    Phi(-x) = erfcx(x / sqrt 2) exp(-x^2 / 2) / 2 (:func:`exp_square_values`): SciPy's loses
-    digits as x grows (120 ulps by x = 10, and all of them from x = 11, where log Phi(x) is
-    -Phi(-x), still a normal number up to x = 37.5)."""
-    x = np.asarray(x)
-    special = scipy_special()
-    if x.dtype.kind == "c":
-        return special.log_ndtr(x)
-    with np.errstate(all="ignore"):
-        tail = 0.5 * special.erfcx(x * (1.0 / SQRT_2)) * exp_square_values(x, -0.5)
-        out = np.where(x < 2.0, special.log_ndtr(x), np.log1p(-tail))
-    return out[()] if out.ndim == 0 else out
-
-
-log_ndtr = unary(  # log Phi(x); d = phi(x) / Phi(x), by branches that keep their digits
-    "log_ndtr", _log_ndtr, _log_ndtr_d, "y x",
-    lambda sp, x: sp.log((1 + sp.erf(x / sp.sqrt(2))) / 2),
-    lambda xp, x: _jax_special(xp, "log_ndtr")(x))
+log_ndtr = unary(  # log Phi(x), diffkit's own on real numbers; d = phi(x) / Phi(x), by
+    "log_ndtr", _own("log_ndtr", inverse_error.log_ndtr), _log_ndtr_d, "y x",  # branches
+    lambda sp, x: sp.log((1 + sp.erf(x / sp.sqrt(2))) / 2),  # that keep their digits
+    lambda xp, x: _jax_special(xp, "log_ndtr")(x), lower=PIECEWISE)
 
 
 def _xlogy(x: Any, y: Any) -> Any:
@@ -422,10 +398,12 @@ def _erfcinv_d(y: Any, x: Any) -> Any:
     return -SQRT_PI_2 * _inverse_d(y, x, mask(np.less, abs(1.0 - x), 0.5), 1.0, abs(y), tail)
 
 
-erfinv = unary("erfinv", _sp("erfinv"), _erfinv_d, "y x", lambda sp, x: sp.erfinv(x),
-               _peer("erfinv"))
-erfcinv = unary("erfcinv", _sp("erfcinv"), _erfcinv_d, "y x", lambda sp, x: sp.erfinv(1 - x),
-                lambda xp, x: _jax_special(xp, "erfinv")(1.0 - x))
+# erfinv, erfcinv (and ndtri below): values diffkit's own on real numbers (.inverse_error)
+erfinv = unary("erfinv", _own("erfinv", inverse_error.erfinv), _erfinv_d, "y x",
+               lambda sp, x: sp.erfinv(x), _peer("erfinv"), lower=PIECEWISE)
+erfcinv = unary("erfcinv", _own("erfcinv", inverse_error.erfcinv), _erfcinv_d, "y x",
+                lambda sp, x: sp.erfinv(1 - x), lambda xp, x: _jax_special(xp, "erfinv")(1.0 - x),
+                lower=PIECEWISE)
 
 
 def _erfcx_d(y: Any, x: Any) -> Any:
@@ -452,8 +430,8 @@ def _ndtri_d(y: Any, x: Any) -> Any:
 
 erfcx = unary("erfcx", _own("erfcx", error_function.erfcx), _erfcx_d, "y x",
               lambda sp, x: sp.exp(x * x) * sp.erfc(x), _peer("erfcx"), lower=PIECEWISE)
-ndtri = unary("ndtri", _sp("ndtri"), _ndtri_d, "y x",
-              lambda sp, x: sp.sqrt(2) * sp.erfinv(2 * x - 1), _peer("ndtri"))
+ndtri = unary("ndtri", _own("ndtri", inverse_error.ndtri), _ndtri_d, "y x",
+              lambda sp, x: sp.sqrt(2) * sp.erfinv(2 * x - 1), _peer("ndtri"), lower=PIECEWISE)
 
 
 # log(z) / (1 - z) = -sum_k w^k / (k + 1) with w = 1 - z: used for |w| < 0.2, where the
