@@ -61,22 +61,10 @@ def samples(name: str) -> np.ndarray:
     return np.unique(np.concatenate(parts))
 
 
-def exact(name: str, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The exact values at ``xs`` as hi + lo (the atlas's references, at 50 digits)."""
-    case = atlas.CASES[name]
-    hi, lo = np.empty(xs.size), np.empty(xs.size)
-    for i, x in enumerate(xs):
-        with mpmath.workdps(atlas.DPS + (case.lift(float(x)) if case.lift else 0)):
-            v = case.exact(mp.mpf(float(x)))
-            hi[i] = float(v)
-            lo[i] = float(v - hi[i]) if np.isfinite(hi[i]) else 0.0
-    return hi, lo
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_within_the_bound_of_mpmath_over_the_whole_domain(name):
     xs = samples(name)
-    hi, lo = exact(name, xs)
+    hi, lo = atlas.reference(atlas.CASES[name], xs, upto=1)[atlas.QUANTITIES[0]]
     got = getattr(ef, name)(xs)
     counted = atlas.normal(hi)
     err = atlas.ulps(got, hi, lo)[counted]

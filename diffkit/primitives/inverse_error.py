@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from .error_function import (Form, _by_pieces, _erf_near_0, _ERF_TABLE, _erfc_near_0,
-                             _erfcx_far, _erfcx_table, _exp_square, _fast_two_sum, _halves, _split,
-                             _tabulated, _times, _two_sum)
+                             _erfcx_far, _erfcx_table, _exp_square, _fast_two_sum, _halves,
+                             _horner, _split, _tabulated, _times, _two_sum)
 from .inverse_error_tables import CENTRAL as _CENTRAL
 from .inverse_error_tables import TAIL_ROWS as _TAIL_ROWS
 
@@ -117,7 +117,7 @@ def _log_quotient(n: np.ndarray, n_lo: np.ndarray, d: np.ndarray, d_lo: np.ndarr
     p, p_lo = _product(u, d)
     u_lo = (((n - p) - p_lo) + n_lo - u * d_lo) / d
     z = u * u
-    tail = 2.0 * u * z * _horner_plain(series, z)
+    tail = 2.0 * u * z * _horner(series, z)
     s, s_lo = _two_sum(k * _LN2_40[0], 2.0 * u)
     return _fast_two_sum(s, s_lo + ((k * _LN2_40[1] + 2.0 * u_lo / (1.0 - z)) + tail))
 
@@ -145,19 +145,10 @@ def _log1m_pair(q: np.ndarray, q_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return _log_quotient(-q, -q_lo, d, d_lo - q_lo, 0.0, _ATANH)
 
 
-def _horner_plain(coefficients: tuple[float, ...], z: np.ndarray) -> np.ndarray:
-    """sum_k coefficients[k] z^k (lowest first), by Horner's rule."""
-    value = np.full_like(z, coefficients[-1])
-    for c in coefficients[-2::-1]:
-        value *= z
-        value += c
-    return value
-
-
 # ------------------------------------------------------------ the inverses
 def _central_start(t: np.ndarray) -> np.ndarray:
     """erfinv(t) for 0 <= t < 1/2 within 5e-11 (relative): t P(t²)."""
-    return t * _horner_plain(_CENTRAL, t * t)
+    return t * _horner(_CENTRAL, t * t)
 
 
 def _tail_start(c: np.ndarray) -> np.ndarray:
@@ -167,13 +158,7 @@ def _tail_start(c: np.ndarray) -> np.ndarray:
     w = np.sqrt(-np.log(c))
     f, e = np.frexp(w)
     tau = 4.0 * f - 3.0
-    rows = np.take(_TAIL_TABLE, e, axis=1)
-    value = rows[-1] * tau
-    for row in rows[-2:0:-1]:
-        value += row
-        value *= tau
-    value += rows[0]
-    return value
+    return _horner(np.take(_TAIL_TABLE, e, axis=1), tau)
 
 
 def _halley(y: np.ndarray, d: np.ndarray) -> np.ndarray:
