@@ -4,6 +4,7 @@ its own arrays), one core each, results awaited. One run, ratios measured in it.
 
     python benchmarks/gradbench_race.py                  # every eval, its two smallest sizes
     python benchmarks/gradbench_race.py --eval ode --eval det --sizes 3
+    python benchmarks/gradbench_race.py --eval ode --size n=1000,s=100
     python benchmarks/gradbench_race.py --timeout 60      # seconds per cell (compile + run)
 
 Each cell (an eval at a size) runs in a fresh process pinned to one core, BLAS on one
@@ -144,6 +145,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eval", action="append", help="only this eval (repeatable)")
     parser.add_argument("--sizes", type=int, default=2, help="the smallest N sizes (2)")
+    parser.add_argument("--size", action="append",
+                        help="this size of each chosen eval instead (repeatable; GradBench's "
+                             "name, e.g. n=1000,s=100)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds per cell, both libraries (120)")
     args = parser.parse_args()
@@ -154,7 +158,8 @@ def main() -> None:
           "cell (a fresh process each)\n", flush=True)
     rows = []
     for name in chosen:
-        for size in workload(name).eval.sizes[:args.sizes]:
+        sizes = workload(name).eval.sizes
+        for size in ([z for z in args.size if z in sizes] if args.size else sizes[:args.sizes]):
             rows.append(run_cell(name, size, args.timeout))
             print(f"  {name} {size}: done in {rows[-1].get('wall', args.timeout):.1f} s",
                   file=sys.stderr, flush=True)
