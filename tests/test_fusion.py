@@ -121,9 +121,7 @@ def test_a_value_two_stages_compute_is_written_once_when_recomputing_it_costs_mo
 
 def test_a_costly_value_is_written_by_its_own_stages_loop_when_it_runs_anyway():
     """sin(sin(x)), needed only after A @ u, is computed and written by the loop that
-    writes u (it runs anyway: one more store), not recomputed after the product; the
-    MLP's tanh derivative likewise: the gradient's kernel multiplies and sums, the
-    exponential stays in the forward kernel beside tanh's."""
+    writes u (it runs anyway: one more store), not recomputed after the product."""
     A = np.ones((4, 4))
 
     def f(x):
@@ -132,6 +130,11 @@ def test_a_costly_value_is_written_by_its_own_stages_loop_when_it_runs_anyway():
     first, later = fuse(optimize(trace_graph(f, (np.ones(4),)))[0]).kernels
     assert (len(first.outputs), later.ops) == (2, 2)  # tanh(x) and sin(sin(x)); mul, sum
 
+
+@pytest.mark.jit
+def test_the_mlps_tanh_derivative_is_written_by_the_forward_loop():
+    """The MLP step's gradient kernels multiply and sum: tanh's derivative is computed and
+    written by the loop that computes tanh (values against the backpropagation by hand)."""
     rng = np.random.default_rng(0)
     params, X, y = wl.mlp_params(rng, 20, 8), rng.standard_normal((16, 20)), np.ones(16)
     g = dk.jit(dk.value_and_grad(wl.mlp_loss))
