@@ -74,11 +74,12 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
     w = Writer(graph)
     kept = held(plan)
     kernel_src, numba_src, calls = [], [], []
-    for step in plan.steps:
-        if isinstance(step, Eqn):
+    # every kernel's IR first: one past the size limit raises before any is compiled
+    built = [(step, None if isinstance(step, Eqn) else build(plan, step)) for step in plan.steps]
+    for step, ir in built:
+        if ir is None:
             calls.append((step, None, None))
             continue
-        ir = build(plan, step)
         threads = parallel and threads_pay(ir)
         src = numba_source(ir, threads)
         fn = None if threads else lower(ir, cache_dir())

@@ -245,6 +245,10 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
     for v in written_once(graph, fus, level, materialized, domains):
         materialized[v] = level[v]
         roots.setdefault(level[v], []).append(fus[v])
+    calls: dict[int, list[Eqn]] = {}  # the library calls after each stage, in graph order
+    for e in graph.eqns:
+        if e in lib_level:
+            calls.setdefault(lib_level[e], []).append(e)
     steps: list[Kernel | Eqn] = []
     count = 0
     for stage in range(max([*roots, *lib_level.values(), 0]) + 1):
@@ -258,7 +262,7 @@ def fuse(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
                     (k.partials if e.out.shape else k.reductions).append(e)
             k.ops = len(reached(group, fus, materialized, stage))
             steps.append(k)
-        steps += [e for e in graph.eqns if lib_level.get(e) == stage + 1]
+        steps += calls.get(stage + 1, [])
     return FusionPlan(graph, steps, fus, materialized)
 
 
