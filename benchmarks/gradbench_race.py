@@ -67,23 +67,22 @@ def cell(name: str, size: str, libs: tuple[str, ...] = LIBRARIES) -> dict:
     return out
 
 
-def run_cell(name: str, size: str, timeout: float,
-             libs: tuple[str, ...] = LIBRARIES) -> dict:
+def run_cell(name: str, size: str, timeout: float) -> dict:
     """:func:`cell` in a child process pinned to one core, or its timeout; a cell past it
     runs again per library, to say which one did not finish and what the other took."""
-    if len(libs) > 1:
-        out = _child(name, size, timeout, libs)
-        if "status" not in out:
-            return out
-        alone = [_child(name, size, timeout, (lib,)) for lib in libs]
-        out = {"eval": name, "size": size, "status": out["status"]}
-        for lib, got in zip(libs, alone):
-            out[lib] = got.get("status") or got
+    out = _child(name, size, timeout, LIBRARIES)
+    if "status" not in out:
         return out
-    return _child(name, size, timeout, libs)
+    out = {"eval": name, "size": size, "status": out["status"]}
+    for lib in LIBRARIES:
+        alone = _child(name, size, timeout, (lib,))
+        out[lib] = alone.get("status") or alone
+    return out
 
 
 def _child(name: str, size: str, timeout: float, libs: tuple[str, ...]) -> dict:
+    """:func:`cell` for ``libs`` in a fresh process (its environment: one thread, one core,
+    an empty kernel cache), or why it gave nothing."""
     env = {**os.environ, CHILD: json.dumps([name, size, list(libs)]), "OPENBLAS_NUM_THREADS": "1",
            "DIFFKIT_CACHE": tempfile.mkdtemp(prefix="diffkit-gradbench-race-"),
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",

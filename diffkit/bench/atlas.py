@@ -668,6 +668,14 @@ def reference(case: Case, xs: np.ndarray, upto: int = len(QUANTITIES)
     return out
 
 
+def value_errors(name: str, xs: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ulps, points)``: ``got``'s error against case ``name``'s exact value at ``xs``,
+    where that value is a normal float, and those points of ``xs``."""
+    hi, lo = reference(CASES[name], xs, upto=1)[QUANTITIES[0]]
+    counted = normal(hi)
+    return ulps(got, hi, lo)[counted], xs[counted]
+
+
 def normal(hi: np.ndarray) -> np.ndarray:
     """Where the exact result is a normal float (neither 0, subnormal, NaN nor beyond range)."""
     a = np.abs(hi)

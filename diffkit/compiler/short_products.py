@@ -162,13 +162,15 @@ def _einsum_written_out(e: Eqn) -> list[Eqn] | None:
     contracted ones (``'nki,nkj->kij'`` over ``n``). numpy's einsum returns such results
     transposed (strided), which a fused loop copies before it reads them; written out,
     they are loops. None where the rule does not apply."""
-    x, y = (e.inputs + (None,))[:2] if len(e.inputs) == 2 else (None, None)
     subs = e.params.get("subs", "")
-    if x is None or "->" not in subs or "." in subs or not all(
-            isinstance(a, (Var, Const)) and a.dtype == e.out.dtype for a in (x, y)) \
-            or e.out.dtype.kind != "f":
+    if len(e.inputs) != 2 or "->" not in subs or "." in subs:
         return None
-    (a, b), out = subs.split("->")[0].split(","), subs.split("->")[1]
+    x, y = e.inputs
+    if e.out.dtype.kind != "f" or not all(isinstance(v, (Var, Const)) and v.dtype == e.out.dtype
+                                          for v in (x, y)):
+        return None
+    ins, out = subs.split("->")
+    a, b = ins.split(",")
     sizes = {**dict(zip(a, x.shape)), **dict(zip(b, y.shape))}
     summed = "".join(c for c in sizes if c not in out)
     if len(set(a)) < len(a) or len(set(b)) < len(b) or any(c not in a or c not in b
@@ -178,8 +180,11 @@ def _einsum_written_out(e: Eqn) -> list[Eqn] | None:
     order = _order([a, b], out, summed)
     if order is None or len(long) > 1 or not summed:
         return None
+    spread_sum = bool(long) and long[0] in summed
+    if spread_sum and "".join(c for c in order if c not in summed) != out:
+        return None  # (the sum's result would need a transpose to the output's order)
     put = _Equations()
-    if not long or long[0] not in summed:  # short contracted indices: a term per value
+    if not spread_sum:  # short contracted indices: a term per value
         terms = []
         for values in np.ndindex(*(sizes[c] for c in summed)):
             fixed = dict(zip(summed, values))
@@ -192,8 +197,6 @@ def _einsum_written_out(e: Eqn) -> list[Eqn] | None:
         axes = tuple(order.index(c) for c in summed)
         put(sum_, (spread,), tuple(sizes[c] for c in order if c not in summed), e.out.dtype,
             axis=axes, keepdims=False)
-        if "".join(c for c in order if c not in summed) != out:
-            return None
     put.eqns[-1].out = e.out
     return put.eqns
 
