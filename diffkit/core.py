@@ -203,6 +203,11 @@ def new_level(make: Callable[[int], Interpreter]) -> Iterator[Interpreter]:
         trace.alive = False
 
 
+def levels() -> tuple[Interpreter, ...]:
+    """The transforms' levels open now, innermost last."""
+    return tuple(_levels)
+
+
 @contextlib.contextmanager
 def reenter(trace: Interpreter) -> Iterator[Interpreter]:
     """Open a level again for a moment, even a finished one: a checkpoint replays its

@@ -94,7 +94,37 @@ def cse(graph: Graph) -> Graph:
         else:
             seen[key] = e.out
             kept.append(e)
-    return _rebuild(graph, kept, subst)
+    return _rebuild(graph, _prefixes(kept), subst)
+
+
+def _prefixes(eqns: list[Eqn]) -> list[Eqn]:
+    """An equation whose output is the start of another's on the same operands (a loop,
+    and the same loop saving its carries for the reverse sweep: its body's ``prefix_of``)
+    computed once: the longer one moves up to the shorter one's place, which becomes a
+    slice of it."""
+    groups: dict[tuple, list[Eqn]] = {}
+    for e in eqns:
+        if hasattr(e.params.get("body"), "prefix_of"):
+            groups.setdefault((id(e.prim), *[_key(a) for a in e.inputs]), []).append(e)
+    longer: dict[Eqn, Eqn] = {}
+    for group in groups.values():
+        for a in group:
+            b = next((b for b in group if a.params["body"].prefix_of(b.params["body"])), None)
+            if b is not None and b not in longer:
+                longer[a] = b
+    if not longer:
+        return eqns
+    out, placed = [], set()
+    for e in eqns:
+        b = longer.get(e)
+        if b is not None:
+            if b not in placed:
+                out.append(b)
+                placed.add(b)
+            out.append(Eqn(P.getitem, (b.out,), e.out, {"idx": (slice(0, e.out.shape[0], None),)}))
+        elif e not in placed:
+            out.append(e)
+    return out
 
 
 def _substituted(subst: dict[Var, Atom], ins: tuple[Atom, ...]) -> tuple[Atom, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,6 +138,16 @@ def signature(v: Any) -> tuple[tuple[int, ...], str]:
     return shape(v), (v.dtype if isinstance(v, Box) else np.result_type(v)).str
 
 
+_options: ContextVar[dict[str, bool]] = ContextVar("build options",
+                                                  default={"fuse": True, "parallel": False})
+
+
+def options() -> dict[str, bool]:
+    """``fuse`` and ``parallel`` of the program being built (a loop body inside it is built
+    the same way); outside :func:`build`, the defaults of ``dk.jit``."""
+    return _options.get()
+
+
 def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = (),
           names: Sequence[str] | None = None, name: str = "f", floats: bool = True,
           fuse: bool = False, parallel: bool = False, reuse_buffers: bool = True) -> Program:
@@ -146,7 +157,11 @@ def build(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int] = ()
     scalar graph on the tape VM, see :mod:`.scalar_vm`; ``reuse_buffers=False`` writes every
     equation into a fresh array, for reading, instead of the buffer plan's ``out=``)."""
     start = time.perf_counter()
-    graph = trace_graph(fun, args, static_argnums, names)
+    token = _options.set({"fuse": fuse, "parallel": parallel})
+    try:
+        graph = trace_graph(fun, args, static_argnums, names)
+    finally:
+        _options.reset(token)
     traced = len(graph)
     graph, passes = optimize(graph)
     inputs = set(graph.inputs)

@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..backends import Backend
+from ..transforms.loops import scan
 from .common import Eval, InputError, Prepared, Runner, floats, gradient_runner, primal_runner, \
     to_json
 
@@ -54,29 +55,59 @@ WORKLOADS = sorted([(l, c) for l in L for c in C], key=lambda v: v[0] * v[1])
 SIZES = tuple(f"l={l},c={c}" for l, c in WORKLOADS)
 
 
+def _unpacked(main: Any, extra: Any) -> tuple:
+    """Per layer its four weight and four bias rows (slices taken once), and w_in, w_out,
+    b_out."""
+    layers, b = main.shape[0] // 2, extra.shape[1]
+    weights = [[main[2 * i, j * b:(j + 1) * b] for j in range(4)] for i in range(layers)]
+    biases = [[main[2 * i + 1, j * b:(j + 1) * b] for j in range(4)] for i in range(layers)]
+    return weights, biases, extra[0], extra[1], extra[2]
+
+
+def _step(p: tuple, hidden: list, cell: list, now: Any, after: Any) -> Any:
+    """One character through every layer (``hidden`` and ``cell`` updated in place): the
+    step's term of the sum, ``Σⱼ sₜ₊₁,ⱼ (yⱼ − log(Σₖ exp yₖ + 2))``."""
+    weights, biases, w_in, w_out, b_out = p
+    x = now * w_in
+    for i, ((wf, wi, wo, wc), (bf, bi, bo, bc)) in enumerate(zip(weights, biases)):
+        forget = dnp.sigmoid(x * wf + bf)
+        ingate = dnp.sigmoid(hidden[i] * wi + bi)
+        outgate = dnp.sigmoid(x * wo + bo)
+        change = dnp.tanh(hidden[i] * wc + bc)
+        cell[i] = cell[i] * forget + ingate * change
+        hidden[i] = outgate * dnp.tanh(cell[i])
+        x = hidden[i]
+    y = x * w_out + b_out
+    return dnp.sum(after * (y - dnp.log(dnp.sum(dnp.exp(y)) + 2.0)))
+
+
 def objective(main: Any, extra: Any, state: Any, sequence: Any) -> Any:
     """The loss, in :mod:`diffkit.numpy`: a Python loop over steps and layers (the
     weights' slices taken once, before it)."""
     layers, b, steps = main.shape[0] // 2, extra.shape[1], sequence.shape[0]
-    weights = [[main[2 * i, j * b:(j + 1) * b] for j in range(4)] for i in range(layers)]
-    biases = [[main[2 * i + 1, j * b:(j + 1) * b] for j in range(4)] for i in range(layers)]
-    w_in, w_out, b_out = extra[0], extra[1], extra[2]
+    p = _unpacked(main, extra)
     hidden = [state[2 * i] for i in range(layers)]
     cell = [state[2 * i + 1] for i in range(layers)]
     total = 0.0
     for t in range(steps - 1):
-        x = sequence[t] * w_in
-        for i in range(layers):
-            (wf, wi, wo, wc), (bf, bi, bo, bc) = weights[i], biases[i]
-            forget = dnp.sigmoid(x * wf + bf)
-            ingate = dnp.sigmoid(hidden[i] * wi + bi)
-            outgate = dnp.sigmoid(x * wo + bo)
-            change = dnp.tanh(hidden[i] * wc + bc)
-            cell[i] = cell[i] * forget + ingate * change
-            hidden[i] = outgate * dnp.tanh(cell[i])
-            x = hidden[i]
-        y = x * w_out + b_out
-        total = total + dnp.sum(sequence[t + 1] * (y - dnp.log(dnp.sum(dnp.exp(y)) + 2.0)))
+        total = total + _step(p, hidden, cell, sequence[t], sequence[t + 1])
+    return -total / ((steps - 1) * b)
+
+
+def objective_scanned(main: Any, extra: Any, state: Any, sequence: Any) -> Any:
+    """The same loss with its loop over the characters as ``dk.scan`` (the layers a Python
+    loop in its body): one loop in a compiled graph, ``lax.scan`` on JAX's arrays."""
+    layers, b, steps = main.shape[0] // 2, extra.shape[1], sequence.shape[0]
+    p = _unpacked(main, extra)
+
+    def step(carry: tuple, pair: tuple) -> tuple:
+        hidden, cell, total = list(carry[0]), list(carry[1]), carry[2]
+        total = total + _step(p, hidden, cell, *pair)
+        return (hidden, cell, total), None
+
+    init = ([state[2 * i] for i in range(layers)], [state[2 * i + 1] for i in range(layers)],
+            0.0)
+    (_, _, total), _ = scan(step, init, (sequence[:-1], sequence[1:]))
     return -total / ((steps - 1) * b)
 
 

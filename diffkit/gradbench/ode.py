@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..backends import Backend
+from ..transforms.loops import fori_loop
 from .common import Eval, InputError, Prepared, Runner, floats, gradient_runner, integer, \
     legacy_draws, primal_runner, to_json
 
@@ -42,17 +43,27 @@ def field_of(x: Any, y: Any) -> Any:
     return dnp.concatenate([x[:1], x[1:] * y[:-1]])
 
 
+def rk4_step(x: Any, y: Any, h: float) -> Any:
+    """y after one RK4 step of size h."""
+    k1 = field_of(x, y)
+    k2 = field_of(x, y + (h / 2) * k1)
+    k3 = field_of(x, y + (h / 2) * k2)
+    k4 = field_of(x, y + h * k3)
+    return y + (h / 6) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
 def primal(x: Any, s: int) -> Any:
     """y(2) after ``s`` RK4 steps, in :mod:`diffkit.numpy` (``s`` static to a compiler)."""
-    h = TF / s
     y = dnp.zeros_like(x)
     for _ in range(s):
-        k1 = field_of(x, y)
-        k2 = field_of(x, y + (h / 2) * k1)
-        k3 = field_of(x, y + (h / 2) * k2)
-        k4 = field_of(x, y + h * k3)
-        y = y + (h / 6) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        y = rk4_step(x, y, TF / s)
     return y
+
+
+def primal_looped(x: Any, s: int) -> Any:
+    """The same with the steps as ``dk.fori_loop``: one loop in a compiled graph,
+    ``lax.fori_loop`` on JAX's arrays."""
+    return fori_loop(0, s, lambda i, y: rk4_step(x, y, TF / s), dnp.zeros_like(x))
 
 
 def last(x: Any, s: int) -> Any:

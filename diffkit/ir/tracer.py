@@ -32,7 +32,7 @@ import numpy as np
 
 from .graph import Atom, Const, Eqn, Graph, Var
 from ..core import (CONTRACTION, ELEMENTWISE, Box, DiffkitError, Interpreter, NotApplicable,
-                    Primitive, bind, new_level, primal)
+                    Primitive, bind, levels, new_level, primal)
 from ..pytree import flatten
 from ..primitives.compare import COMPARISONS, select, without_derivatives
 from ..primitives.elementwise import where
@@ -155,6 +155,7 @@ class GraphInterpreter(Interpreter):
         self.count = 0
         self.captured: list[Box] = []
         self._capture_vars: dict[int, Var] = {}  # id of a captured box -> its input
+        self._snapshots: dict[int, tuple[np.ndarray, Const]] = {}  # id -> (array, its copy)
 
     def new_var(self, shape: tuple[int, ...], dtype: Any, name: str | None = None) -> Var:
         self.count += 1
@@ -188,7 +189,13 @@ class GraphInterpreter(Interpreter):
         if isinstance(a, (bool, int, float, complex)) or isinstance(a, Const):
             return a
         if isinstance(a, np.ndarray):  # a snapshot: later in-place changes must not leak in
-            return Const(a if not a.flags.writeable else a.copy())
+            if not a.flags.writeable:
+                return Const(a)
+            seen = self._snapshots.get(id(a))  # one constant per array and content
+            if seen is None or not np.array_equal(a, seen[1].value,
+                                                  equal_nan=a.dtype.kind in "fc"):
+                seen = self._snapshots[id(a)] = (a, Const(a.copy()))
+            return seen[1]
         if isinstance(a, np.generic):
             return Const(a)
         raise DiffkitError(f"cannot put a {type(a).__name__} into a graph: primitives take "
@@ -374,6 +381,23 @@ def trace_graph(fun: Callable, args: Sequence[Any], static_argnums: Sequence[int
         leaves, rebuild = flatten(out)
         outputs = [_output(interp, v) for v in leaves]
     return Graph(interp.inputs, interp.eqns, outputs, rebuild, interp.captured)
+
+
+def trace_types(fun: Callable, types: Sequence[tuple[tuple[int, ...], Any]],
+                names: Sequence[str]) -> Graph:
+    """The graph of ``fun`` on abstract inputs of exactly these shapes and dtypes (integers
+    stay integers: a loop's counter, an index), named ``names``; the values of outer
+    transforms it reads become its last inputs (``Graph.captured``)."""
+    with new_level(GraphInterpreter) as interp:
+        out = fun(*[interp.new_input(s, d, n) for (s, d), n in zip(types, names)])
+        leaves, rebuild = flatten(out)
+        outputs = [_output(interp, v) for v in leaves]
+    return Graph(interp.inputs, interp.eqns, outputs, rebuild, interp.captured)
+
+
+def tracing() -> bool:
+    """A graph is being traced at some level (``compiled``, ``dk.jit``)."""
+    return any(isinstance(t, GraphInterpreter) and t.alive for t in levels())
 
 
 def _output(interp: GraphInterpreter, v: Any) -> Atom:

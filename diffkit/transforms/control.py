@@ -199,6 +199,8 @@ def type_of(x: Any) -> tuple[tuple[int, ...], np.dtype | None]:
         return (), None
     if isinstance(x, Box):
         return tuple(x.shape), None if x.expression else np.dtype(x.dtype)
+    if not isinstance(x, (np.ndarray, np.generic)) and hasattr(x, "dtype"):  # a peer's array
+        return tuple(x.shape), np.dtype(str(x.dtype).removeprefix("torch."))
     a = np.asarray(x)
     return a.shape, None if a.dtype == object else a.dtype
 

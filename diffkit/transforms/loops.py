@@ -9,10 +9,12 @@ example has stopped, and an example that stopped keeps its carry (the body runs 
 whole batch, a select keeps the old carry where the predicate is false, and the body
 reads through the predicate's gate, so no derivative leaks through a discarded step).
 
-Under ``backend="compiled"`` (and ``dk.jit``) the tracer unrolls ``scan`` and a
-``fori_loop`` whose bounds are known when tracing: one copy of the body per step. A
-``while_loop`` whose predicate is traced is n/a there, in one line naming
-``dk.fori_loop``: a graph with loops in it is the next stage.
+Under ``backend="compiled"`` (and ``dk.jit``) ``scan`` and a ``fori_loop`` whose bounds
+are known when tracing are one ``scan`` equation (:mod:`.scan_equation`): the body traced
+and compiled once, a loop calling it per step, whatever the number of steps. They unroll
+(one copy of the body per step, as before) where the body cannot be traced on its own: it
+indexes with ``fori_loop``'s ``i`` or branches on it, or its carries and ys mix dtypes. A
+``while_loop`` whose predicate is traced is n/a there, in one line naming ``dk.fori_loop``.
 
 Reverse mode through ``while_loop`` works here: the tape holds the iterations that
 actually ran, so the gradient is that of the unrolled loop. JAX refuses it
@@ -36,10 +38,14 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import DiffkitError, NotApplicable, primal, shape
-from ..pytree import Tree, flatten, tree_map
+from ..core import Box, DiffkitError, NotApplicable, _namespace, primal, shape
+from ..ir.graph import Graph
+from ..ir.tracer import trace_types, tracing
+from ..pytree import Tree, flatten, structure, tree_map
 from .control import (FORMULA, ONE, PER_EXAMPLE, TRACED, TreeType, gated, kind_of,
                       need_functions, need_integer, need_scalar, paths, spelled, type_of)
+from .scan_equation import Body, packable, scan_p
+from .scan_equation import type_of as type_of_value
 
 _CARRY = "the carry must keep init's structure, shapes and dtypes from step to step"
 
@@ -57,8 +63,14 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     (np.float64(2.375), array([1.  , 1.5 , 0.75]))
     """
     need_functions("dk.scan", {"f": f})
+    lax = _peer_loops()
+    if lax is not None:
+        return lax.scan(f, init, xs, length=length, reverse=reverse)
     leaves, rebuild = flatten(xs)
     n = _steps(xs, leaves, length)
+    native = _native(f, init, leaves, rebuild, n, reverse)
+    if native is not None:
+        return native
     carry, ys, carry_type, y_type = init, [], TreeType.of(init), None
     for t in range(n - 1, -1, -1) if reverse else range(n):
         out = f(carry, rebuild([leaf[t] for leaf in leaves]))
@@ -99,10 +111,18 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     for name, bound in (("lower", lower), ("upper", upper)):
         need_scalar(f"dk.fori_loop: {name}", bound, "give one integer")
         need_integer(f"dk.fori_loop: {name}", bound)
+    lax = _peer_loops()
+    if lax is not None:
+        return lax.fori_loop(lower, upper, body_fun, init_val)
     kinds, carry_type = {kind_of(lower), kind_of(upper)}, TreeType.of(init_val)
     if kinds == {ONE}:
+        lo, hi = int(primal(lower)), int(primal(upper))
+        native = _native(lambda v, i: (body_fun(i, v), None), init_val, [np.arange(lo, hi)],
+                         lambda steps: steps[0], hi - lo, False)
+        if native is not None:
+            return native[0]
         val = init_val
-        for i in range(int(primal(lower)), int(primal(upper))):
+        for i in range(lo, hi):
             val = body_fun(i, val)
             carry_type.check("dk.fori_loop", "body_fun's result", val, "init_val", _CARRY)
         return val
@@ -156,6 +176,76 @@ def _while(what: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> 
             old, rebuild = flatten(val)[0], flatten(new)[1]
             new = rebuild([dnp.where(pred, a, b) for a, b in zip(flatten(new)[0], old)])
         val = new
+
+
+def _peer_loops() -> Any:
+    """``jax.lax`` while the primitives compute on JAX's arrays (``diffkit.core.using``):
+    there a loop is JAX's own, compiled once by ``jax.jit``; None otherwise."""
+    xp = _namespace[0]
+    if xp is None or getattr(xp, "__name__", "") != "jax.numpy":
+        return None
+    import jax  # (a peer: present whenever its arrays are)
+
+    return jax.lax
+
+
+def _native(f: Callable[[Any, Any], Any], init: Any, leaves: list[Any],
+            rebuild: Callable[[list[Any]], Any], n: int, reverse: bool) -> tuple | None:
+    """``(carry, ys)`` of the loop as one ``scan`` equation of the graph being traced
+    (:mod:`.scan_equation`), or None where it unrolls instead: nothing traced, no step,
+    a ``vmap`` batch, parts of several dtypes, or a body the trace cannot take on its own
+    (e.g. one that indexes with ``i``); the unrolled loop then says what is wrong, if
+    anything is."""
+    if not n or not tracing():
+        return None
+    carry_leaves, carry_tree = flatten(init)
+    m = len(carry_leaves)
+    types = [type_of_value(v) for v in carry_leaves] + [
+        (type_of_value(v)[0][1:], type_of_value(v)[1]) for v in leaves]
+    y_tree: list[Callable] = []
+
+    def flat(*args: Any) -> list[Any]:
+        out = f(carry_tree(list(args[:m])), rebuild(list(args[m:])))
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise DiffkitError("f must return a pair")
+        carry, y = out
+        if structure(carry) != structure(init):
+            raise DiffkitError("the carry changed its structure")
+        y_leaves, y_tree[:] = flatten(y)[0], [flatten(y)[1]]
+        return [*flatten(carry)[0], *y_leaves]
+
+    for _ in range(2):  # a Python number's carry takes the dtype the body gives it
+        try:
+            graph = trace_types(flat, types, [f"carry{k}" for k in range(m)]
+                                + [f"x{k}" for k in range(len(leaves))])
+        except DiffkitError:
+            return None
+        given = [type_of_value(a) for a in graph.outputs[:m]]
+        if given == types[:m]:
+            break
+        if [s for s, _ in given] != [s for s, _ in types[:m]] or any(
+                isinstance(v, Box) and t != g for v, t, g in zip(carry_leaves, types, given)):
+            return None
+        types[:m] = given
+    else:
+        return None
+    body = Body(Graph(graph.inputs, graph.eqns, graph.outputs), m, len(leaves), n, reverse)
+    if not packable(body.outputs) or any(_batched(v) for v in
+                                         [*carry_leaves, *leaves, *graph.captured]):
+        return None
+    carries = [v if isinstance(v, Box) else np.asarray(v, t[1])
+               for v, t in zip(carry_leaves, types)]
+    parts = body.unpack(scan_p(*carries, *leaves, *graph.captured, body=body))
+    return carry_tree(parts[:m]), y_tree[0](parts[m:])
+
+
+def _batched(v: Any) -> bool:
+    """A value of a ``vmap`` batch, at any depth."""
+    while isinstance(v, Box):
+        if v.batched:
+            return True
+        v = v.value
+    return False
 
 
 def _predicate(what: str, pred: Any) -> str:

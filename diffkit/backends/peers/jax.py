@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -36,6 +37,7 @@ class JaxBackend(PeerBackend):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._keyed: OrderedDict = OrderedDict()  # by what a wrapper computes, 64 at most
         self._setup_s = 0.0
 
     def setup(self) -> None:
@@ -48,10 +50,17 @@ class JaxBackend(PeerBackend):
         g = on(jax.numpy, fun)
         if not self.options["jit"]:
             return self._explained(make(g))
-        try:
-            per_fun = self._compiled.setdefault(fun, {})
-        except TypeError:  # not weakly referable: compile without caching
-            per_fun = {}
+        same = getattr(fun, "cache_key", None)  # (a transform's wrapper, new at every call)
+        if same is not None:
+            per_fun = self._keyed.setdefault(same, {})
+            self._keyed.move_to_end(same)
+            if len(self._keyed) > 64:
+                self._keyed.popitem(last=False)
+        else:
+            try:
+                per_fun = self._compiled.setdefault(fun, {})
+            except TypeError:  # not weakly referable: compile without caching
+                per_fun = {}
         key = (kind,) + tuple((shape(a), np.result_type(a).str) for a in args)
         if key not in per_fun:
             start = time.perf_counter()

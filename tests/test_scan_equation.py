@@ -1,0 +1,239 @@
+"""A loop kept a loop: ``dk.scan`` and ``dk.fori_loop`` as one ``scan`` equation in a traced
+graph (``backend="compiled"``, ``dk.jit``), and its rules.
+
+Values and derivatives against closed forms (the linear recurrence x_{t+1} = a x_t + b_t,
+whose state is a^T x_0 + Σ a^(T-1-t) b_t), against central differences of the plain numpy
+loop, and against JAX's ``lax.scan`` where installed; the graph's size not growing with the
+number of steps; the loop and its saving twin computed once; every fallback to unrolling
+still right.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_close, central_diff
+
+import diffkit as dk
+import diffkit.numpy as dnp
+from diffkit.compiler.program import build
+
+pytestmark = pytest.mark.fused  # (run again with numba's fused kernels: conftest.py)
+
+COMPILED = ["compiled", "compiled[fuse=false]"]
+
+
+def prims(fun, *args) -> list[str]:
+    """The primitives of ``fun``'s optimized program, in order."""
+    return [e.prim.name for e in build(fun, args).graph.eqns]
+
+
+def last_state(a, x0, b):
+    return dk.scan(lambda x, b_t: (a * x + b_t, None), x0, b)[0]
+
+
+def closed_form(a, x0, b):
+    """(x_T, ∂/∂a, ∂/∂x0, ∂/∂b) of the linear recurrence."""
+    T = len(b)
+    powers = a ** np.arange(T - 1, -1, -1)          # a^(T-1-t)
+    x_T = a ** T * x0 + powers @ b
+    d_a = T * a ** (T - 1) * x0 + (np.arange(T - 1, -1, -1) * a ** np.maximum(
+        np.arange(T - 2, -2, -1), 0)) @ b
+    return x_T, d_a, a ** T, powers
+
+
+B = np.random.default_rng(5).normal(size=40)
+
+
+@pytest.mark.parametrize("backend", COMPILED)
+def test_the_recurrence_and_its_gradient_against_the_closed_form(backend):
+    a, x0 = 0.93, 0.4
+    x_T, d_a, d_x0, d_b = closed_form(a, x0, B)
+    g = dk.grad(last_state, argnums=(0, 1, 2), backend=backend)(a, x0, B)
+    assert_close(dk.jit(last_state)(a, x0, B), x_T, rtol=1e-13)
+    assert_close(g[0], d_a, rtol=1e-12)
+    assert_close(g[1], d_x0, rtol=1e-12)
+    assert_close(g[2], d_b, rtol=1e-12)
+
+
+def test_the_graph_does_not_grow_with_the_steps():
+    """One scan equation whatever the length: build time independent of T."""
+    grad = dk.grad(last_state, argnums=(0, 2))
+    small = prims(grad, 0.9, 0.4, np.ones(10))
+    large = prims(grad, 0.9, 0.4, np.ones(10_000))
+    assert small == large and small.count("scan") == 2  # forward saving, reverse sweep
+    assert len(small) < 30
+
+
+def test_value_and_grad_runs_the_forward_loop_once():
+    """The primal loop is a prefix of the loop that saves its carries for the reverse
+    sweep: the passes keep one."""
+    names = prims(dk.value_and_grad(lambda a: last_state(a, 0.4, B)), 0.9)
+    assert names.count("scan") == 2
+
+
+def test_second_derivative_is_a_loop_too():
+    """x_T = a^T for x0 = 1, b = 0: the Hessian, forward over the reverse sweep."""
+    f = lambda a: last_state(a, 1.0, np.zeros(12))
+    assert_close(dk.hessian(f, backend="compiled")(0.8), 12 * 11 * 0.8 ** 10, rtol=1e-12)
+    assert_close(dk.jvp(f, (0.8,), (2.0,), backend="compiled")[1], 2 * 12 * 0.8 ** 11,
+                 rtol=1e-13)
+
+
+def lstm_like(w, xs):
+    """Trees in the carry, two ys, the steps run from the last to the first."""
+    def step(c, x):
+        h = dnp.tanh(c["h"] * w[0] + x * w[1])
+        return {"h": h, "s": c["s"] + h * h}, (dnp.sin(h), dnp.sum(h))
+    c, (ys, sums) = dk.scan(step, {"h": np.array([0.5, -0.1]), "s": np.zeros(2)}, xs,
+                            reverse=True)
+    return dnp.sum(c["h"]) + dnp.sum(c["s"] ** 2) + dnp.sum(ys * ys) + dnp.sum(sums)
+
+
+def lstm_like_numpy(w, xs):
+    h, s, total = np.array([0.5, -0.1]), np.zeros(2), 0.0
+    for x in xs[::-1]:
+        h = np.tanh(h * w[0] + x * w[1])
+        s = s + h * h
+        total += np.sum(np.sin(h) ** 2) + np.sum(h)
+    return np.sum(h) + np.sum(s ** 2) + total
+
+
+XS = np.random.default_rng(2).normal(size=(9, 2))
+W = np.array([0.8, -0.6])
+
+
+@pytest.mark.parametrize("backend", COMPILED)
+def test_trees_reverse_and_several_ys_against_central_differences(backend):
+    assert_close(dk.jit(lstm_like)(W, XS), lstm_like_numpy(W, XS), rtol=1e-13)
+    g_w, g_xs = dk.grad(lstm_like, argnums=(0, 1), backend=backend)(W, XS)
+    assert_close(g_w, central_diff(lambda w: lstm_like_numpy(w, XS), W), rtol=1e-7)
+    assert_close(g_xs, central_diff(lambda xs: lstm_like_numpy(W, xs), XS), rtol=1e-7)
+    assert_close(dk.hessian(lambda w: lstm_like(w, XS), backend=backend)(W),
+                 dk.hessian(lambda w: lstm_like(w, XS), backend="forward")(W), rtol=1e-11)
+    assert "scan" in prims(dk.grad(lstm_like), W, XS)
+
+
+def test_against_jax_lax_scan():
+    jax = pytest.importorskip("jax", reason="JAX is a peer: pip install diffkit[peers]")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+
+    def in_jax(w, xs):
+        def step(c, x):
+            h = jnp.tanh(c["h"] * w[0] + x * w[1])
+            return {"h": h, "s": c["s"] + h * h}, (jnp.sin(h), jnp.sum(h))
+        c, (ys, sums) = jax.lax.scan(step, {"h": jnp.array([0.5, -0.1]), "s": jnp.zeros(2)},
+                                     xs, reverse=True)
+        return jnp.sum(c["h"]) + jnp.sum(c["s"] ** 2) + jnp.sum(ys * ys) + jnp.sum(sums)
+
+    want = jax.grad(in_jax, argnums=(0, 1))(W, XS)
+    got = dk.grad(lstm_like, argnums=(0, 1), backend="compiled")(W, XS)
+    assert_close(got[0], np.asarray(want[0]), rtol=1e-13)
+    assert_close(got[1], np.asarray(want[1]), rtol=1e-13)
+
+
+def test_nested_loops():
+    def f(a):
+        def outer(c, x):
+            inner = dk.scan(lambda d, z: (dnp.sin(d * a + z), None), c, x * np.ones(3))[0]
+            return inner, inner
+        return dnp.sum(dk.scan(outer, 0.3, np.arange(4.0))[1])
+
+    def plain(a):
+        c, total = 0.3, 0.0
+        for x in range(4):
+            for _ in range(3):
+                c = np.sin(c * a + x)
+            total += c
+        return total
+
+    assert_close(dk.grad(f, backend="compiled")(0.9), central_diff(plain, 0.9), rtol=1e-8)
+    assert prims(dk.grad(f), 0.9).count("scan") == 2
+
+
+def test_vmap_of_a_compiled_loop_runs_each_example():
+    f = dk.jit(lambda a: last_state(a, 0.4, B))
+    a = np.array([0.5, 0.9, 1.01])
+    assert_close(dk.vmap(f)(a), [closed_form(v, 0.4, B)[0] for v in a], rtol=1e-13)
+
+
+def test_fori_loop_is_a_loop_and_indexing_with_i_unrolls():
+    power = lambda a: dk.fori_loop(0, 30, lambda i, v: v * a + i, 1.0)
+
+    def plain(a):
+        v = 1.0
+        for i in range(30):
+            v = v * a + i
+        return v
+
+    assert_close(dk.grad(power, backend="compiled")(0.9), central_diff(plain, 0.9), rtol=1e-8)
+    assert "scan" in prims(power, 0.9)
+    xs = np.arange(5.0)
+    indexed = lambda a: dk.fori_loop(0, 5, lambda i, v: v * a + xs[i], 0.0)
+    assert "scan" not in prims(indexed, 0.9)  # (a traced index: unrolled, as before)
+    assert_close(dk.grad(indexed, backend="compiled")(0.9),
+                 sum((4 - t) * 0.9 ** (3 - t) * xs[t] for t in range(4)), rtol=1e-13)
+
+
+def test_a_loop_closing_over_an_outer_transform():
+    """Closure conversion: the compiled function's loop reads the outer grad's ``a``."""
+    def outer(a):
+        inner = dk.jit(lambda x0: last_state(a, x0, B))
+        return inner(0.4)
+
+    for backend in ("reverse", "forward"):
+        assert_close(dk.grad(outer, backend=backend)(0.93), closed_form(0.93, 0.4, B)[1],
+                     rtol=1e-12)
+
+
+def test_a_python_number_carry_takes_the_body_dtype_and_mixed_dtypes_unroll():
+    count = dk.jit(lambda xs: dk.scan(lambda c, x: (c + x, None), 0, xs)[0])
+    assert count(np.array([0.5, 0.25])) == 0.75
+    mixed = lambda a: dk.scan(lambda c, x: ((c[0] + 1, c[1] * a + x), None), (0, 1.0), B)[0]
+    assert "scan" not in prims(mixed, 0.9)
+    n, x_T = dk.jit(mixed)(0.9)
+    assert n == len(B) and np.asarray(n).dtype.kind == "i"
+    assert_close(x_T, closed_form(0.9, 1.0, B)[0], rtol=1e-13)
+    assert_close(dk.grad(lambda a: mixed(a)[1], backend="compiled")(0.9),
+                 closed_form(0.9, 1.0, B)[1], rtol=1e-12)
+
+
+def test_mistakes_inside_a_compiled_loop_are_still_one_line():
+    with pytest.raises(dk.DiffkitError, match="must return a pair"):
+        dk.jit(lambda xs: dk.scan(lambda c, x: c + x, 0.0, xs))(np.ones(3))
+    with pytest.raises(dk.DiffkitError, match="carry must keep"):
+        dk.jit(lambda xs: dk.scan(lambda c, x: (c * xs, x), 0.0, xs))(np.ones(3))
+
+
+@pytest.mark.parametrize("backend", ["reverse", "compiled"])
+def test_gradbench_lstm_and_ode_written_as_loops(backend):
+    """The evals' loop forms give the hand-derived gradients; compiled, one scan each."""
+    from diffkit.gradbench import lstm, ode
+
+    _, ((main, extra), state, seq) = lstm.prepare(lstm.inputs("l=2,c=1024"))
+    seq = seq[:40]
+    loss = lambda p: lstm.objective_scanned(p[0], p[1], state, seq)
+    assert_close(loss((main, extra)), lstm.objective_by_hand(main, extra, state, seq),
+                 rtol=1e-13)
+    got, want = dk.grad(loss, backend=backend)((main, extra)), \
+        lstm.jacobian_by_hand(main, extra, state, seq)
+    assert_close(got[0], want[0], rtol=1e-11, atol=1e-15)
+    assert_close(got[1], want[1], rtol=1e-11, atol=1e-15)
+    x = np.random.default_rng(3).random(50)
+    assert_close(dk.grad(lambda v: ode.primal_looped(v, 20)[-1], backend=backend)(x),
+                 ode.gradient_by_hand(x, 20), rtol=1e-12, atol=1e-15)
+    assert prims(dk.grad(lambda v: ode.primal_looped(v, 20)[-1]), x).count("scan") == 2
+
+
+def test_on_jax_arrays_the_loop_is_jaxs_own():
+    """Under the jax backend the same program's dk.scan / dk.fori_loop are lax.scan /
+    lax.fori_loop, so jax.jit compiles one loop too (its jaxpr holds it)."""
+    jax = pytest.importorskip("jax", reason="JAX is a peer: pip install diffkit[peers]")
+    from diffkit.core import using
+
+    with using(jax.numpy):
+        jaxpr = jax.make_jaxpr(lambda a: last_state(a, 0.4, B))(0.9)
+        looped = jax.make_jaxpr(lambda a: dk.fori_loop(0, 30, lambda i, v: v * a, 1.0))(0.9)
+    assert "scan" in str(jaxpr) and ("while" in str(looped) or "scan" in str(looped))
+    g = dk.grad(lambda a: last_state(a, 0.4, B), backend=dk.backend("jax", jit=True))(0.93)
+    assert_close(g, closed_form(0.93, 0.4, B)[1], rtol=1e-12)
