@@ -87,7 +87,10 @@ class Primitive:
     * ``taylor`` — its Taylor-mode rule (:mod:`diffkit.primitives.series`); by default
       coefficient by coefficient when ``linear``, else from the JVP rule;
     * ``sparsity`` — its Jacobian-pattern rule (:mod:`diffkit.primitives.patterns`); by
-      default from ``kind``.
+      default from ``kind``;
+    * ``abstract`` — ``abstract(*operands, **params)``: the output's shape and dtype, for a
+      primitive whose implementation a graph tracer must not run on stand-ins to learn
+      them (a loop); by default the tracer runs it.
 
     >>> from diffkit.primitives import sin
     >>> float(sin(0.0))
@@ -114,6 +117,7 @@ class Primitive:
     library: Any = None
     taylor: Callable[..., Any] | None = None
     sparsity: Callable[..., Any] | None = None
+    abstract: Callable[..., tuple[tuple[int, ...], np.dtype]] | None = None
     _kept: dict = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:

@@ -522,16 +522,29 @@ def _object_code(ir: str, symbol: str, cache: Path) -> bytes:
     return obj
 
 
-def _address(ir: str, cache: Path) -> int:
+def _address(ir: str, cache: Path, entry: str = "") -> int:
+    """The address of ``@KERNEL`` + ``entry`` in the module ``ir``, compiled or loaded."""
     llvm, tm, engine = _machine()
     digest = hashlib.sha256("\0".join([ir, _jit["host"]]).encode())
     symbol = f"dk_{digest.hexdigest()[:24]}"
-    if symbol not in _addresses:
-        obj = _object_code(ir.replace("@KERNEL", "@" + symbol), symbol, cache)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        engine.finalize_object()
-        _addresses[symbol] = engine.get_function_address(symbol)
-    return _addresses[symbol]
+    if symbol + entry not in _addresses:
+        if not any(name.startswith(symbol) for name in _addresses):
+            obj = _object_code(ir.replace("@KERNEL", "@" + symbol), symbol, cache)
+            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            engine.finalize_object()
+        _addresses[symbol + entry] = engine.get_function_address(symbol + entry)
+    return _addresses[symbol + entry]
+
+
+def loops_address(ir: KernelIR, cache: Path) -> int | None:
+    """The address of a kernel's loops, called with data pointers and numbers (no tuple):
+    what a loop compiled whole calls (:mod:`.loop_kernels`); None where LLVM refuses it."""
+    text = kernel_llvm(flattened(ir), "KERNEL").replace("define internal void @KERNEL.loops",
+                                                        "define void @KERNEL.loops")
+    try:
+        return _address(text, cache, ".loops")
+    except (ImportError, RuntimeError):
+        return None
 
 
 class LLVMKernel:

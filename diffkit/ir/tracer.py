@@ -262,6 +262,8 @@ _TYPES: dict[tuple, tuple] = {}  # (primitive, operand types) -> elementwise res
 
 def abstract_eval(prim: Primitive, ins: Sequence[Atom], params: dict) -> tuple[tuple, np.dtype]:
     """Shape and dtype of ``prim``'s output, without computing it."""
+    if prim.abstract is not None:
+        return prim.abstract(*ins, **params)
     if prim.kind == ELEMENTWISE and not params:
         key = (prim, *[(a.shape, a.dtype) if type(a) is Var or type(a) is Const else type(a)
                        for a in ins])

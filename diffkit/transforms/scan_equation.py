@@ -40,6 +40,10 @@ from typing import Any
 import numpy as np
 
 from ..compiler.autodiff import linearize
+from ..compiler.driver import fusion_plan
+from ..compiler.kernel_ir import KernelTooLarge
+from ..compiler.loop_kernels import LoopKernel, loop_kernel
+from ..compiler.passes import optimize
 from ..compiler.program import Program, build, options
 from ..core import Box, Each, Primitive, bind, new_level, shape
 from ..interpreters.forward import Dual, ForwardInterpreter
@@ -113,7 +117,7 @@ class Body:
     # ------------------------------------------------------------------ running
     def program(self) -> Program:
         """The body built once, as the program holding the loop is (fused or not, in
-    parallel or not)."""
+        parallel or not): what a loop in Python calls per step."""
         if "program" not in self.derived:
             hollow = [np.zeros(s, d) for s, d in self.inputs]
             self.derived["program"] = build(lambda *a: evaluate(self.graph, a), hollow,
@@ -121,6 +125,23 @@ class Body:
                                                    enumerate(self.graph.inputs)],
                                             **self.build)
         return self.derived["program"]
+
+    def loop(self) -> LoopKernel | None:
+        """The whole loop in machine code (:mod:`diffkit.compiler.loop_kernels`), where
+        the body's fused program is in its scope; else None (a Python loop calls the
+        body's program per step)."""
+        if "loop" not in self.derived:
+            self.derived["loop"] = None
+            if self.build["fuse"] and not self.build["parallel"] and self.outputs:
+                graph = optimize(self.graph)[0]
+                try:
+                    plan = fusion_plan(graph)
+                except (KernelTooLarge, RecursionError):
+                    plan = None
+                if plan is not None:
+                    self.derived["loop"] = loop_kernel(plan, self.carries, self.xs,
+                                                       self.length, self.reverse, self.spans())
+        return self.derived["loop"]
 
     def prefix_of(self, other: Any) -> bool:
         """``other`` is this loop that also saves its carries: this one's output starts
@@ -140,7 +161,12 @@ def packable(types: Sequence[Type]) -> bool:
 
 def run(*operands: Any, body: Body) -> np.ndarray:
     """The loop itself: the compiled body called once per step on plain arrays."""
-    prog, m, n = body.program(), body.carries, body.xs
+    native, m, n = body.loop(), body.carries, body.xs
+    if native is not None:
+        out = np.empty(body.spans()[-1][1], body.dtype)
+        native(operands[:m], operands[m:m + n], operands[m + n:], out)
+        return out
+    prog = body.program()
     step = prog.fn if prog.vm is None and not prog.scalar else prog  # (no rebuild per step)
     carry = list(operands[:m])
     xs, consts = operands[m:m + n], operands[m + n:]
@@ -298,4 +324,5 @@ def _batch(args: list[Any], batched: tuple[bool, ...], size: int, body: Body) ->
                       for e in range(size)])
 
 
-scan_p = Primitive("scan", run, jvp_joint=_jvp, vjp=Each(_vjp), batch=_batch)
+scan_p = Primitive("scan", run, jvp_joint=_jvp, vjp=Each(_vjp), batch=_batch,
+                   abstract=lambda *operands, body: ((body.spans()[-1][1],), body.dtype))
