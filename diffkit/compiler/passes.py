@@ -79,6 +79,12 @@ def _key(v: Any) -> Any:
     return (type(v).__name__, v)
 
 
+def equation_key(e: Eqn) -> tuple:
+    """What ``e`` computes, hashable: equal keys, equal values (arrays by identity)."""
+    return (id(e.prim), *[a if type(a) is Var else _key(a) for a in e.inputs],
+            _key(tuple(sorted(e.params.items()))) if e.params else ())
+
+
 def cse(graph: Graph) -> Graph:
     """Compute each distinct ``prim(operands, params)`` once."""
     seen: dict[Any, Var] = {}
@@ -87,8 +93,7 @@ def cse(graph: Graph) -> Graph:
     for e in graph.eqns:
         ins = _substituted(subst, e.inputs)
         e = e if ins is e.inputs else Eqn(e.prim, ins, e.out, e.params)
-        key = (id(e.prim), *[a if type(a) is Var else _key(a) for a in ins],
-               _key(tuple(sorted(e.params.items()))) if e.params else ())
+        key = equation_key(e)
         if key in seen:
             subst[e.out] = seen[key]
         else:

@@ -39,8 +39,9 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..core import Box, DiffkitError, NotApplicable, _namespace, primal, shape
-from ..ir.graph import Graph
-from ..ir.tracer import trace_types, tracing
+from ..compiler.passes import equation_key
+from ..ir.graph import Eqn, Graph, Var
+from ..ir.tracer import GraphTracer, trace_types, tracing
 from ..pytree import Tree, flatten, structure, tree_map
 from .control import (FORMULA, ONE, PER_EXAMPLE, TRACED, TreeType, gated, kind_of,
                       need_functions, need_integer, need_scalar, paths, spelled, type_of)
@@ -193,9 +194,9 @@ def _native(f: Callable[[Any, Any], Any], init: Any, leaves: list[Any],
             rebuild: Callable[[list[Any]], Any], n: int, reverse: bool) -> tuple | None:
     """``(carry, ys)`` of the loop as one ``scan`` equation of the graph being traced
     (:mod:`.scan_equation`), or None where it unrolls instead: nothing traced, no step,
-    a ``vmap`` batch, parts of several dtypes, or a body the trace cannot take on its own
-    (e.g. one that indexes with ``i``); the unrolled loop then says what is wrong, if
-    anything is."""
+    a ``vmap`` batch, no carry nor y, parts of several dtypes, or a body the trace cannot
+    take on its own (e.g. one that indexes with ``i``); the unrolled loop then says what
+    is wrong, if anything is."""
     if not n or not tracing():
         return None
     carry_leaves, carry_tree = flatten(init)
@@ -229,14 +230,50 @@ def _native(f: Callable[[Any, Any], Any], init: Any, leaves: list[Any],
         types[:m] = given
     else:
         return None
-    body = Body(Graph(graph.inputs, graph.eqns, graph.outputs), m, len(leaves), n, reverse)
-    if not packable(body.outputs) or any(_batched(v) for v in
-                                         [*carry_leaves, *leaves, *graph.captured]):
+    if any(_batched(v) for v in [*carry_leaves, *leaves, *graph.captured]):
+        return None
+    graph, captured = _read_once(graph, m + len(leaves))
+    body = Body(graph, m, len(leaves), n, reverse)
+    if not body.outputs or not packable(body.outputs):
         return None
     carries = [v if isinstance(v, Box) else np.asarray(v, t[1])
                for v, t in zip(carry_leaves, types)]
-    parts = body.unpack(scan_p(*carries, *leaves, *graph.captured, body=body))
+    parts = body.unpack(scan_p(*carries, *leaves, *captured, body=body))
     return carry_tree(parts[:m]), y_tree[0](parts[m:])
+
+
+def _read_once(graph: Graph, given: int) -> tuple[Graph, list[Any]]:
+    """The traced body with its captured values as plain inputs, those the enclosing graph
+    computes twice the same way (``x[1:]`` taken at each use in the body: an operation on
+    outer values alone is recorded outside) read through one input: one operand, one
+    adjoint to carry back."""
+    captured = list(graph.captured)
+    wanted = {b.var: b for b in captured if type(b) is GraphTracer}
+    made: dict[Var, Eqn] = {}
+    for interp in {b._interp for b in wanted.values()}:
+        for e in reversed(interp.eqns):
+            if e.out in wanted:
+                made[e.out] = e
+                if len(made) == len(wanted):
+                    break
+    seen: dict[tuple, Var] = {}
+    same: dict[Var, Var] = {}
+    inputs, kept = list(graph.inputs[:given]), []
+    for var, box in zip(graph.inputs[given:], captured):
+        e = made.get(box.var) if type(box) is GraphTracer else None
+        key = None if e is None else (id(box._interp), equation_key(e))
+        if key is not None and key in seen:
+            same[var] = seen[key]
+            continue
+        if key is not None:
+            seen[key] = var
+        inputs.append(var)
+        kept.append(box)
+    if same:
+        for e in graph.eqns:
+            e.inputs = tuple(same.get(a, a) if type(a) is Var else a for a in e.inputs)
+    outputs = [same.get(a, a) if type(a) is Var else a for a in graph.outputs]
+    return Graph(inputs, graph.eqns, outputs), kept
 
 
 def _batched(v: Any) -> bool:

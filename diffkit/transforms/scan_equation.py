@@ -107,9 +107,6 @@ class Body:
         """The parts of a packed output (or of its adjoint), as slices with their shapes."""
         return [packed[a:b].reshape(s) for (a, b), (s, _) in zip(self.spans(), self.outputs)]
 
-    def consts(self) -> int:
-        return len(self.graph.inputs) - self.carries - self.xs
-
     def differentiable(self) -> list[bool]:
         """Which inputs carry derivatives (floats, complex)."""
         return [d.kind in "fc" for _, d in self.inputs]
@@ -132,7 +129,7 @@ class Body:
         body's program per step)."""
         if "loop" not in self.derived:
             self.derived["loop"] = None
-            if self.build["fuse"] and not self.build["parallel"] and self.outputs:
+            if self.build["fuse"] and not self.build["parallel"]:
                 graph = optimize(self.graph)[0]
                 try:
                     plan = fusion_plan(graph)
@@ -160,7 +157,8 @@ def packable(types: Sequence[Type]) -> bool:
 
 
 def run(*operands: Any, body: Body) -> np.ndarray:
-    """The loop itself: the compiled body called once per step on plain arrays."""
+    """The loop itself on plain arrays: in machine code (:meth:`Body.loop`), else the
+    body's program called once per step."""
     native, m, n = body.loop(), body.carries, body.xs
     if native is not None:
         out = np.empty(body.spans()[-1][1], body.dtype)
@@ -170,7 +168,7 @@ def run(*operands: Any, body: Body) -> np.ndarray:
     step = prog.fn if prog.vm is None and not prog.scalar else prog  # (no rebuild per step)
     carry = list(operands[:m])
     xs, consts = operands[m:m + n], operands[m + n:]
-    out = np.empty(body.spans()[-1][1] if body.outputs else 0, body.dtype)
+    out = np.empty(body.spans()[-1][1], body.dtype)
     parts = body.unpack(out)
     steps = range(body.length - 1, -1, -1) if body.reverse else range(body.length)
     for t in steps:
