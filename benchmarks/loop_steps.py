@@ -8,6 +8,7 @@ before it is timed.
 
     python benchmarks/loop_steps.py               # GradBench's LSTM (2 layers) and ODE (n = 1000)
     python benchmarks/loop_steps.py --unrolled 64 # unroll up to 64 steps (default 256)
+    python benchmarks/loop_steps.py --unrolled 64 --figure docs/loop_steps.png
 
 Rows: the LSTM's gradient over c characters (c − 1 steps), the ODE's gradient over s RK4
 steps. "build" is the first call less a steady one (trace, compile, first run); "run" the
@@ -77,6 +78,44 @@ def rows(unrolled_limit: int) -> list[list[str]]:
     return out
 
 
+def figure(path: str, unrolled_limit: int) -> None:
+    """Build time against the number of LSTM steps, each way, on log axes: ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import diffkit as dk
+    from diffkit.gradbench import lstm
+
+    jax = dk.backend("jax", jit=True)
+    _, ((main, extra), state, sequence) = lstm.prepare(lstm.inputs("l=2,c=1024"))
+    ways = {"diffkit, unrolled (a Python loop)": (lstm.objective, "compiled"),
+            "diffkit, one scan": (lstm.objective_scanned, "compiled"),
+            "jax.jit, lax.scan": (lstm.objective_scanned, jax)}
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for label, (f, backend) in ways.items():
+        steps = [c - 1 for c in (9, 17, 33, 65, 129, 257, 513, 1025)
+                 if f is not lstm.objective or c - 1 <= unrolled_limit]
+        builds = []
+        for t in steps:
+            seq = sequence[:t + 1]
+            exact = lstm.jacobian_by_hand(main, extra, state, seq)
+            grad = dk.grad(lambda p, seq=seq: f(p[0], p[1], state, seq), backend=backend)
+            builds.append(measure(grad, ((main, extra),), exact)[0])
+            print(f"  {label}, {t} steps: {builds[-1]:.2f} s", file=sys.stderr, flush=True)
+        ax.plot(steps, builds, "o-", label=label)
+    ax.set(xscale="log", yscale="log", xlabel="LSTM steps (2 layers)",
+           ylabel="build: first call less a steady one (s)",
+           title="Build time of the LSTM's gradient against its steps")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
 def _cells(cells: list) -> list[str]:
     text = [("—" if c is None else f"{c[0]:.2f} s / {c[1] * 1e3:.2f} ms") for c in cells]
     scan, jax_ = cells[1], cells[2]
@@ -87,9 +126,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--unrolled", type=int, default=256,
                         help="unroll loops of at most this many steps (256)")
+    parser.add_argument("--figure", metavar="PNG",
+                        help="draw build time against steps (LSTM) to this file instead")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+    if args.figure:
+        figure(args.figure, args.unrolled)
+        return
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}; one core, "
           "build / run per cell\n")
     print("| gradient | diffkit, unrolled | diffkit, one scan | jax.jit, lax loop | "
