@@ -187,11 +187,15 @@ def test_while_loop_vmap_sends_no_nan_from_steps_an_example_discards():
                      rtol=1e-15)
 
 
-def test_while_loop_under_compiled_is_one_line_naming_fori_loop():
+def test_while_loop_under_compiled_goes_forward_and_refuses_reverse_in_one_line():
+    """A traced predicate: one while_loop equation; forward mode through it (the closed
+    form 1/(2 sqrt a)); reverse mode refused as JAX refuses it, naming dk.fori_loop."""
+    assert_close(dk.jvp(newton_sqrt, (4.0,), (1.0,), backend="compiled")[1], 0.25, rtol=1e-12)
     with pytest.raises(dk.NotApplicable) as err:
         dk.grad(newton_sqrt, backend="compiled")(4.0)
     msg = str(err.value)
-    assert msg.startswith("dk.while_loop:") and "dk.fori_loop" in msg and "\n" not in msg
+    assert msg.startswith("reverse mode through dk.while_loop") and "dk.fori_loop" in msg \
+        and "\n" not in msg
     def counted(x):  # a Python counter: unrolled
         return dk.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, 1.0))[1]
 

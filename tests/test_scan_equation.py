@@ -355,3 +355,58 @@ def test_random_loops_in_machine_code_against_central_differences():
 
     check()
     assert len(judged) == 25
+
+
+# ---------------------------------------------------------------- while_loop
+
+
+def newton(a):
+    return dk.while_loop(lambda x: abs(x * x - a) > 1e-13 * a, lambda x: 0.5 * (x + a / x), a)
+
+
+def growth(a):
+    """Arrays in the carry, a test on their sum, a value the body closes over."""
+    return dk.while_loop(lambda c: dnp.sum(c * c) < 100.0, lambda c: c * a + 0.1,
+                         np.linspace(0.5, 1.0, 5))
+
+
+def growth_numpy(a):
+    c = np.linspace(0.5, 1.0, 5)
+    while np.sum(c * c) < 100.0:
+        c = c * a + 0.1
+    return c
+
+
+@pytest.mark.parametrize("backend", COMPILED)
+def test_while_loop_compiled_value_and_forward_mode(backend):
+    """One while_loop equation; √a and 1/(2√a) from Newton's iteration; arrays in the
+    carry against the numpy loop and its forward derivative against central differences
+    (the count of iterations is locally constant)."""
+    roots = np.array([0.5, 2.0, 9.0, 100.0])
+    for a in roots:
+        assert_close(dk.jit(newton)(a), np.sqrt(a), rtol=1e-15)
+        assert_close(dk.jvp(newton, (a,), (1.0,), backend=backend)[1], 0.5 / np.sqrt(a),
+                     rtol=1e-10)
+    assert "while_loop" in prims(newton, 2.0)
+    assert_close(dk.jit(growth)(1.3), growth_numpy(1.3), rtol=1e-15)
+    assert_close(dk.jacobian(growth, backend=backend)(1.3),
+                 central_diff(growth_numpy, 1.3, h=1e-7), rtol=1e-6)
+    assert_close(dk.vmap(dk.jit(newton))(roots), np.sqrt(roots), rtol=1e-15)
+
+
+@pytest.mark.jit
+def test_while_loop_runs_in_machine_code():
+    for f, arg in ((newton, 2.0), (growth, 1.3)):
+        (loop,) = [e.params["loop"] for e in build(f, (arg,), fuse=True).graph.eqns
+                   if e.prim.name == "while_loop"]
+        assert loop.loop() is not None
+
+
+def test_while_loop_reverse_mode_is_refused_in_one_line_under_compiled():
+    with pytest.raises(dk.NotApplicable) as err:
+        dk.grad(newton, backend="compiled")(4.0)
+    assert str(err.value).startswith("reverse mode through dk.while_loop") \
+        and "dk.fori_loop" in str(err.value) and "\n" not in str(err.value)
+    assert_close(dk.grad(newton, backend="reverse")(4.0), 0.25, rtol=1e-10)  # eager: yes
+    with pytest.raises(dk.DiffkitError, match="boolean scalar"):
+        dk.jit(lambda a: dk.while_loop(lambda x: x * 1.0, lambda x: x * 0.5, a))(2.0)

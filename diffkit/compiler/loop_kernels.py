@@ -97,6 +97,16 @@ def loop_kernel(plan: Any, carries: int, xs: int, length: int, reverse: bool,
         return None
 
 
+def while_kernel(cond: Any, body: Any, carries: int, spans: list[tuple[int, int]]
+                 ) -> LoopKernel | None:
+    """A while loop's two fusion plans as one compiled loop: ``cond``'s steps, its boolean
+    tested, ``body``'s steps, until the test fails; None where a step is out of scope."""
+    try:
+        return _While(cond, carries, 0, 0, False, spans).compile_while(body)
+    except (_OutOfScope, KernelTooLarge, ImportError):  # (no llvmlite: no LLVM route)
+        return None
+
+
 class _OutOfScope(Exception):
     pass
 
@@ -234,59 +244,84 @@ class _Loop:
         return slot
 
     # ------------------------------------------------------------------ the loop
+    def carries(self, graphs: Sequence[Graph]) -> tuple[list[tuple[int, ...]], list[str]]:
+        """The carries' memory, read by the first ``m`` inputs of each graph: their shapes,
+        and the second buffers that carries trading places go through."""
+        m = self.m
+        first = graphs[0].inputs[:m]
+        if any(v.dtype != F64 for v in first):
+            raise _OutOfScope
+        for j in range(m):
+            p = self.item(Slot("carry", j))
+            for g in graphs:
+                self.ptr[g.inputs[j]] = p
+        return [tuple(v.shape) for v in first], [self.item(Slot("next", j)) for j in range(m)]
+
+    def consts(self, inputs: Sequence[Var], at: int) -> None:
+        for k, v in enumerate(inputs):
+            if v.dtype == F64:
+                self.ptr[v] = self.item(Slot("const", at + k))
+
+    def run(self, plan: Any) -> None:
+        """Every step of ``plan``, in order."""
+        self.plan = plan
+        for step in plan.steps:
+            self.kernel(step) if isinstance(step, Kernel) else self.line(step)
+
+    def renew(self, outputs: Sequence[Any], inputs: Sequence[Var], nexts: list[str],
+              shapes: list[tuple[int, ...]]) -> None:
+        """The new carries over the old: a new carry held in another carry's memory (two
+        that trade places) goes through a second buffer, so that every carry is read
+        before any is written."""
+        if not all(isinstance(a, Var) for a in outputs):
+            raise _OutOfScope
+        new, old = [self.pointer(a) for a in outputs], [self.ptr[v] for v in inputs]
+        trade = any(p in old and p != q for p, q in zip(new, old))
+        copy = "  call void @llvm.{}.p0.p0.i64(ptr {}, ptr {}, i64 {}, i1 false)"
+        for p, q, nxt, shape in zip(new, old, nexts, shapes):
+            if p != q:
+                self.e.body.append(copy.format("memmove", nxt if trade else q, p,
+                                               8 * int(np.prod(shape))))
+        for p, q, nxt, shape in zip(new, old, nexts, shapes):
+            if trade and p != q:
+                self.e.body.append(copy.format("memcpy", q, nxt, 8 * int(np.prod(shape))))
+
     def compile(self) -> LoopKernel:
         g: Graph = self.graph
-        m, n = self.m, self.n
-        if any(v.dtype != F64 for v in g.inputs[:m]) or not all(
-                isinstance(a, Var) for a in g.outputs):
+        m, n, e = self.m, self.n, self.e
+        if not all(isinstance(a, Var) for a in g.outputs):
             raise _OutOfScope
-        shapes = [tuple(v.shape) for v in g.inputs[:m]]
-        for j, v in enumerate(g.inputs[:m]):
-            self.ptr[v] = self.item(Slot("carry", j))
-        nexts = [self.item(Slot("next", j)) for j in range(m)]
-        bases = {}
-        for i, v in enumerate(g.inputs[m:m + n]):
-            if v.dtype == F64:
-                bases[v] = (self.item(Slot("x", i)), int(np.prod(v.shape)))
-        for k, v in enumerate(g.inputs[m + n:]):
-            if v.dtype == F64:
-                self.ptr[v] = self.item(Slot("const", k))
+        shapes, nexts = self.carries([g])
+        bases = {v: (self.item(Slot("x", i)), int(np.prod(v.shape)))
+                 for i, v in enumerate(g.inputs[m:m + n]) if v.dtype == F64}
+        self.consts(g.inputs[m + n:], 0)
         out = self.item(Slot("out"))
-        e = self.e
         e.body.append("  br label %step")
         e.label("step")
-        e.body.append(f"  %t = phi i64 [0, %entry], [%t.next, %step.end]")
+        e.body.append("  %t = phi i64 [0, %entry], [%t.next, %step.end]")
         s = "%t" if not self.reverse else e.emit(f"sub i64 {self.length - 1}, %t")
         for v, (base, size) in bases.items():
             self.ptr[v] = e.emit(f"getelementptr double, ptr {base}, i64 "
                                  f"{e.emit(f'mul i64 {s}, {size}')}")
-        for step in self.plan.steps:
-            self.kernel(step) if isinstance(step, Kernel) else self.line(step)
+        self.run(self.plan)
         for a, (lo, hi) in zip(g.outputs[m:], self.spans[m:]):
             size = (hi - lo) // self.length
             at = e.emit(f"add i64 {lo}, {e.emit(f'mul i64 {s}, {size}')}")
             dst = e.emit(f"getelementptr double, ptr {out}, i64 {at}")
             e.body.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {self.pointer(a)}, "
                           f"i64 {8 * size}, i1 false)")
-        new = [self.pointer(a) for a in g.outputs[:m]]
-        old = [self.ptr[v] for v in g.inputs[:m]]
-        # a new carry held in another carry's memory (two that trade places) goes through
-        # a second buffer, so that every carry is read before any is written
-        trade = any(p in old and p != q for p, q in zip(new, old))
-        for p, q, nxt, shape in zip(new, old, nexts, shapes):
-            if p != q:
-                e.body.append(f"  call void @llvm.memmove.p0.p0.i64(ptr {nxt if trade else q}, "
-                              f"ptr {p}, i64 {8 * int(np.prod(shape))}, i1 false)")
-        for p, q, nxt, shape in zip(new, old, nexts, shapes):
-            if trade and p != q:
-                e.body.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {q}, ptr {nxt}, "
-                              f"i64 {8 * int(np.prod(shape))}, i1 false)")
+        self.renew(g.outputs[:m], g.inputs[:m], nexts, shapes)
         e.body.append("  br label %step.end")
         e.label("step.end")
         e.body.append("  %t.next = add i64 %t, 1")
         e.body.append(f"  %more = icmp slt i64 %t.next, {self.length}")
         e.body.append("  br i1 %more, label %step, label %done")
         e.label("done")
+        return LoopKernel(_compile(self.function()), self.slots, self.spans[:m], shapes)
+
+    def function(self) -> str:
+        """The loop's whole IR: ``@LOOP(ptr %args)``, the tuple of its arrays."""
+        e = self.e
         slots = [f"  %v.{name} = alloca {ty}" for name, ty in e.slots.items()]
         ir = "\n".join([
             "define void @LOOP(ptr %args) {", "entry:", *slots, *self.pre, *e.body,
@@ -296,8 +331,30 @@ class _Loop:
             "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)", *sorted(e.decls)]) + "\n"
         if e.vector:  # (vector_math's functions a scalar line calls: written in this module)
             ir += vector_math.definitions(e.vector)
-        carry_spans = self.spans[:m]
-        return LoopKernel(_compile(ir), self.slots, carry_spans, shapes)
+        return ir
+
+
+class _While(_Loop):
+    """Writes a while loop's IR."""
+
+    def compile_while(self, body: Any) -> LoopKernel:
+        cg, bg, m, e = self.graph, body.graph, self.m, self.e
+        shapes, nexts = self.carries([cg, bg])
+        self.consts(cg.inputs[m:], 0)
+        self.consts(bg.inputs[m:], len(cg.inputs) - m)
+        e.body.append("  br label %test")
+        e.label("test")
+        self.run(self.plan)
+        go, ty = self.value(cg.outputs[0])
+        if ty != "i1":
+            raise _OutOfScope
+        e.body.append(f"  br i1 {go}, label %body, label %done")
+        e.label("body")
+        self.run(body)
+        self.renew(bg.outputs, bg.inputs[:m], nexts, shapes)
+        e.body.append("  br label %test")
+        e.label("done")
+        return LoopKernel(_compile(self.function()), self.slots, self.spans, shapes)
 
 
 _loops: dict[str, int] = {}

@@ -14,7 +14,9 @@ are known when tracing are one ``scan`` equation (:mod:`.scan_equation`): the bo
 and compiled once, a loop calling it per step, whatever the number of steps. They unroll
 (one copy of the body per step, as before) where the body cannot be traced on its own: it
 indexes with ``fori_loop``'s ``i`` or branches on it, or its carries and ys mix dtypes. A
-``while_loop`` whose predicate is traced is n/a there, in one line naming ``dk.fori_loop``.
+``while_loop`` whose predicate is traced is one ``while_loop`` equation
+(:mod:`.while_equation`), differentiable in forward mode; reverse mode through it is
+refused in one line naming ``dk.fori_loop``, as JAX refuses it.
 
 Reverse mode through ``while_loop`` works here: the tape holds the iterations that
 actually ran, so the gradient is that of the unrolled loop. JAX refuses it
@@ -47,6 +49,7 @@ from .control import (FORMULA, ONE, PER_EXAMPLE, TRACED, TreeType, gated, kind_o
                       need_functions, need_integer, need_scalar, paths, spelled, type_of)
 from .scan_equation import Body, packable, scan_p
 from .scan_equation import type_of as type_of_value
+from .while_equation import Cycle, check_test, while_p
 
 _CARRY = "the carry must keep init's structure, shapes and dtypes from step to step"
 
@@ -164,6 +167,10 @@ def _while(what: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> 
     val, carry_type = init_val, TreeType.of(init_val)
     while True:
         pred = cond_fun(val)
+        if kind_of(pred) == TRACED:  # (the iterations before ran on values: unrolled)
+            native = _native_while(cond_fun, body_fun, val)
+            if native is not None:
+                return native
         per_example = _predicate(what, pred) == PER_EXAMPLE
         if not np.any(primal(pred)):  # false (for every example)
             return val
@@ -240,6 +247,38 @@ def _native(f: Callable[[Any, Any], Any], init: Any, leaves: list[Any],
                for v, t in zip(carry_leaves, types)]
     parts = body.unpack(scan_p(*carries, *leaves, *captured, body=body))
     return carry_tree(parts[:m]), y_tree[0](parts[m:])
+
+
+def _native_while(cond_fun: Callable, body_fun: Callable, init: Any) -> Any:
+    """The loop as one ``while`` equation of the graph being traced
+    (:mod:`.while_equation`), or None where the predicate's one-line error stands: a carry
+    that changes, parts of several dtypes, a ``vmap`` batch, a function the trace cannot
+    take on its own."""
+    leaves, tree = flatten(init)
+    m = len(leaves)
+    types = [type_of_value(v) for v in leaves]
+    names = [f"carry{k}" for k in range(m)]
+
+    def step(*args: Any) -> list[Any]:
+        out = body_fun(tree(list(args)))
+        if structure(out) != structure(init):
+            raise DiffkitError("the carry changed its structure")
+        return flatten(out)[0]
+
+    try:
+        test = trace_types(lambda *a: [cond_fun(tree(list(a)))], types, names)
+        body = trace_types(step, types, names)
+    except DiffkitError:
+        return None
+    if not m or [type_of_value(a) for a in body.outputs] != types or not packable(types) \
+            or any(_batched(v) for v in [*leaves, *test.captured, *body.captured]):
+        return None
+    check_test(test)
+    test, test_reads = _read_once(test, m)
+    body, body_reads = _read_once(body, m)
+    loop = Cycle(test, body, m)
+    carries = [v if isinstance(v, Box) else np.asarray(v, t[1]) for v, t in zip(leaves, types)]
+    return tree(loop.unpack(while_p(*carries, *test_reads, *body_reads, loop=loop)))
 
 
 def _read_once(graph: Graph, given: int) -> tuple[Graph, list[Any]]:

@@ -184,7 +184,7 @@ def run(*operands: Any, body: Body) -> np.ndarray:
 # --------------------------------------------------------------------------- forward mode
 
 
-def _jvp_body(body: Body) -> Body:
+def jvp_body(body: Body) -> Body:
     """(carries, their tangents, xs, theirs, consts, theirs) -> (carries, tangents, ys,
     tangents): the body pushed forward, a tangent for each float value."""
     m, n, ins, diff = body.carries, body.xs, body.inputs, body.differentiable()
@@ -224,7 +224,7 @@ def _jvp_body(body: Body) -> Body:
 def _jvp(tangents: list[Any], y: Any, *operands: Any, body: Body) -> Any:
     from .. import numpy as dnp  # (diffkit.numpy's concatenate on any operand)
 
-    jb = body.derive("jvp", lambda: _jvp_body(body))
+    jb = body.derive("jvp", lambda: jvp_body(body))
     m, n, diff = body.carries, body.xs, body.differentiable()
     groups = [range(0, m), range(m, m + n), range(m + n, len(operands))]
     args = [a for g in groups for a in (*(operands[k] for k in g),

@@ -1,0 +1,168 @@
+"""``while`` as one equation of a traced graph: a loop that stops on a value, compiled.
+
+In a graph being traced (``backend="compiled"``, ``dk.jit``), :func:`diffkit.while_loop`
+whose predicate is a traced value traces ``cond_fun`` and ``body_fun`` once each, into
+graphs of their own (the outer values they read become their last inputs, as for
+``scan``), and records one equation ``while_loop(carries, consts, loop=…)``. At run time the
+two are one machine-code loop (:func:`diffkit.compiler.loop_kernels.while_kernel`: the
+predicate's steps, a test, the body's steps), or, out of its scope, a Python loop calling
+their programs.
+
+Forward mode is one ``while`` of the body's JVP, carrying (carry, tangent), the predicate
+reading the carry alone. Reverse mode is refused, in one line, as JAX refuses it: the
+number of iterations is not known when tracing, so nothing bounds the memory of a reverse
+sweep. ``dk.fori_loop`` (a count known when tracing) and the eager reverse backend (whose
+tape holds the iterations that ran) differentiate a loop in reverse. ``vmap`` of a graph
+holding one runs one loop per example.
+
+>>> import diffkit as dk
+>>> newton = lambda a: dk.while_loop(lambda x: abs(x * x - a) > 1e-12 * a,
+...                                  lambda x: 0.5 * (x + a / x), a)
+>>> round(float(dk.jit(newton)(2.0)), 12), float(dk.jvp(newton, (4.0,), (1.0,),
+...                                                      backend="compiled")[1])
+(1.414213562373, 0.25)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..compiler.driver import fusion_plan
+from ..compiler.kernel_ir import KernelTooLarge
+from ..compiler.loop_kernels import LoopKernel, while_kernel
+from ..compiler.passes import optimize
+from ..compiler.program import Program, build, options
+from ..core import DiffkitError, Each, NotApplicable, Primitive
+from ..ir.graph import Graph
+from ..ir.tracer import evaluate, trace_types
+from .scan_equation import Body, jvp_body, type_of
+
+
+@dataclass(eq=False)
+class Cycle:
+    """A while loop's two graphs: ``cond`` maps ``(carries, its consts)`` to one boolean,
+    ``body`` maps ``(carries, its consts)`` to the carries; ``carries`` counts their
+    first inputs. Compared by identity (a parameter)."""
+
+    cond: Graph
+    body: Graph
+    carries: int
+    build: dict[str, bool] = field(default_factory=options, repr=False)  # fuse, parallel
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return f"<while: test of {len(self.cond)} equations, body of {len(self.body)}>"
+
+    @property
+    def carry_types(self) -> list[tuple[tuple[int, ...], np.dtype]]:
+        return [type_of(v) for v in self.cond.inputs[:self.carries]]
+
+    @property
+    def cond_consts(self) -> int:
+        return len(self.cond.inputs) - self.carries
+
+    def spans(self) -> list[tuple[int, int]]:
+        out, at = [], 0
+        for s, _ in self.carry_types:
+            out.append((at, at + int(np.prod(s, dtype=np.int64))))
+            at = out[-1][1]
+        return out
+
+    def unpack(self, packed: Any) -> list[Any]:
+        return [packed[a:b].reshape(s) for (a, b), (s, _) in zip(self.spans(),
+                                                                  self.carry_types)]
+
+    def programs(self) -> tuple[Program, Program]:
+        """The test and the body built once, as the program holding the loop is."""
+        if "programs" not in self.derived:
+            self.derived["programs"] = tuple(
+                build(lambda *a, g=g: evaluate(g, a), [np.zeros(*type_of(v)) for v in g.inputs],
+                      **self.build) for g in (self.cond, self.body))
+        return self.derived["programs"]
+
+    def loop(self) -> LoopKernel | None:
+        """The whole loop in machine code, where both graphs are in its scope."""
+        if "loop" not in self.derived:
+            self.derived["loop"] = None
+            if self.build["fuse"] and not self.build["parallel"]:
+                try:
+                    plans = [fusion_plan(optimize(g)[0]) for g in (self.cond, self.body)]
+                except (KernelTooLarge, RecursionError):
+                    plans = None
+                if plans is not None:
+                    self.derived["loop"] = while_kernel(*plans, self.carries, self.spans())
+        return self.derived["loop"]
+
+
+def run(*operands: Any, loop: Cycle) -> np.ndarray:
+    """The loop on plain arrays: in machine code, else the two programs called in turn."""
+    m, k = loop.carries, loop.cond_consts
+    out = np.empty(loop.spans()[-1][1], loop.carry_types[0][1])
+    native = loop.loop()
+    if native is not None:
+        native(operands[:m], (), operands[m:], out)
+        return out
+    test, step = loop.programs()
+    carry, cond_consts, body_consts = list(operands[:m]), operands[m:m + k], operands[m + k:]
+    while bool(test(*carry, *cond_consts)[0]):
+        carry = step(*carry, *body_consts)
+    for part, c in zip(loop.unpack(out), carry):
+        part[...] = c
+    return out
+
+
+def _jvp(tangents: list[Any], y: Any, *operands: Any, loop: Cycle) -> Any:
+    """One ``while`` over (carries, their tangents): the body's JVP, the same test."""
+    m, k = loop.carries, loop.cond_consts
+    if "jvp" not in loop.derived:
+        # the body's JVP, as a scan body's without xs: (carries, tangents, consts, theirs)
+        jb = jvp_body(Body(loop.body, m, 0, 1, False, loop.build))
+        types = [type_of(v) for v in jb.graph.inputs[:jb.carries]] + [
+            type_of(v) for v in loop.cond.inputs[m:]]
+        cond = trace_types(lambda *a: evaluate(loop.cond, [*a[:m], *a[jb.carries:]]), types,
+                           [f"in{j}" for j in range(len(types))])
+        loop.derived["jvp"] = Cycle(cond, jb.graph, jb.carries, loop.build)
+    jl = loop.derived["jvp"]
+    diff = [d.kind in "fc" for _, d in (type_of(a) for a in operands)]
+    carries = [*operands[:m], *(t for t, d in zip(tangents[:m], diff) if d)]
+    body_consts = [(a, t) for a, t, d in zip(operands[m + k:], tangents[m + k:], diff[m + k:])]
+    args = [*carries, *operands[m:m + k], *(a for a, _ in body_consts),
+            *(t for (_, t), d in zip(body_consts, diff[m + k:]) if d)]
+    packed = while_p(*args, loop=jl)
+    if not all(diff[:m]):
+        return np.zeros(np.shape(y), np.result_type(y))
+    return packed[loop.spans()[-1][1]:]
+
+
+def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, loop: Cycle) -> Any:
+    raise NotApplicable(
+        "reverse mode through dk.while_loop in a compiled graph: the number of iterations "
+        "is not known when tracing, so nothing bounds the memory of the reverse sweep (JAX "
+        "refuses it too); use dk.fori_loop(lower, upper, body_fun, init_val) with a fixed "
+        "count, forward mode (dk.jvp, dk.jacfwd), or the reverse backend, whose tape holds "
+        "the iterations that ran")
+
+
+def _batch(args: list[Any], batched: tuple[bool, ...], size: int, loop: Cycle) -> Any:
+    """One loop per example (each stops when its own test fails)."""
+    from .. import numpy as dnp  # (diffkit.numpy's stack on any operand)
+
+    return dnp.stack([while_p(*[a[e] if b else a for a, b in zip(args, batched)], loop=loop)
+                      for e in range(size)])
+
+
+while_p = Primitive("while_loop", run, jvp_joint=_jvp, vjp=Each(_vjp), batch=_batch,
+                    abstract=lambda *operands, loop: ((loop.spans()[-1][1],),
+                                                      loop.carry_types[0][1]))
+
+
+def check_test(graph: Graph) -> None:
+    """``cond_fun`` gave one boolean scalar, else one line."""
+    (out,) = graph.outputs
+    s, d = type_of(out)
+    if s != () or d != np.dtype(bool):
+        raise DiffkitError(f"dk.while_loop: cond_fun must return a boolean scalar, got "
+                           f"{d.name}[{','.join(map(str, s))}]; compare, e.g. x > 0")
