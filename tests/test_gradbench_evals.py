@@ -34,7 +34,7 @@ LSTM_STEPS = 32  # lstm: the first characters only (the compiled backend unrolls
 NESTED = ("particle", "saddle")  # one input each, a descent of nested derivatives
 # their loops unrolled (hundreds of steps with inner derivatives): fused, numba compiles
 # kernels for minutes; the same programs unfused here
-NESTED_BACKENDS = ["forward", "reverse", "compiled[fuse=false]"]
+NESTED_BACKENDS = ["forward", "reverse", "compiled", "compiled[fuse=false]"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,12 +143,10 @@ def test_the_numeric_backend_is_valid_at_gradbench_tolerance(name, function):
 # ------------------------------------------------------------------ nested: particle, saddle
 
 
-# the compiled programs hold the flight unrolled, a few seconds to build per function for
-# the 512 steps of a landing: flights cut at 64 steps, and rr's landing (every function's:
-# the slow test_a_nested_eval_in_full)
-FLIGHTS = [(f, b, 64 if b.startswith("compiled") else particle.STEPS)
-           for f in particle.FUNCTIONS for b in NESTED_BACKENDS] \
-    + [("rr", "compiled[fuse=false]", particle.STEPS)]
+# flights of 64 steps (in the air) and of 512 (a landing), every function on every backend
+# (compiled: one loop in the graph)
+FLIGHTS = [(f, b, steps) for f in particle.FUNCTIONS for b in NESTED_BACKENDS
+           for steps in (64, particle.STEPS)]
 
 
 @pytest.mark.parametrize("function,backend,steps", FLIGHTS,

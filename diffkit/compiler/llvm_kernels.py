@@ -101,13 +101,16 @@ def _double(v: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-def llvm_route(ir: KernelIR, parallel: bool = False) -> bool:
+def llvm_route(ir: KernelIR, parallel: bool = False, bool_scalars: bool = False) -> bool:
     """Whether this module renders the kernel (else Numba compiles it): float64 or bool
-    arrays, float64 scalars, arithmetic and calls on float64, one thread, llvmlite there."""
+    arrays, float64 scalars, arithmetic and calls on float64, one thread, llvmlite there.
+    ``bool_scalars``: boolean scalars too, for a caller that passes them as 0.0 or 1.0 (a
+    loop compiled whole; Python's floats are read from the tuple)."""
     if parallel or None in (DATA, ITEMS, NUMBER) or \
             importlib.util.find_spec("llvmlite") is None:
         return False
-    if any(p.dtype not in (F64, BOOL) or (p.kind == "scalar" and p.dtype != F64)
+    scalars = (F64, BOOL) if bool_scalars else (F64,)
+    if any(p.dtype not in (F64, BOOL) or (p.kind == "scalar" and p.dtype not in scalars)
            for p in ir.params):
         return False
     return all(i.dtype in (None, F64) or (i.dtype == BOOL and (  # no arithmetic on booleans

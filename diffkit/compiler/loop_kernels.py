@@ -8,8 +8,8 @@ body's fusion plan becomes one LLVM function that loops over the steps itself:
 * each kernel is the LLVM route's own (:mod:`.llvm_kernels`), its loops called directly
   with data pointers;
 * the lines between kernels are written in IR too: a scalar formula of the lowering
-  registry (``log(s + 2.0)`` on a kernel's sum), a reshape (the same memory), a
-  concatenation of vectors (copies);
+  registry (``log(s + 2.0)`` on a kernel's sum), a reshape or a block of an array on its
+  first axis (``x[1]``, ``x[1:]``: the same memory), a concatenation of vectors (copies);
 * every value lives in memory allocated once per call (a 0-d value in 8 bytes); a step's
   ``x`` is a pointer into ``xs`` at the step; its ``y`` is copied into the output at the
   step; the new carries are copied over the old ones (through a second set of buffers
@@ -111,6 +111,19 @@ class _OutOfScope(Exception):
     pass
 
 
+def _leading(shape: tuple[int, ...], idx: Any) -> int | None:
+    """Where ``x[idx]`` starts in ``x``'s C-contiguous memory when it is one block of it (an
+    integer or a slice of step 1 on the first axis: ``x[1]``, ``x[1:]``), else None."""
+    if not shape or not isinstance(idx, tuple) or len(idx) != 1:
+        return None
+    (i,), row = idx, int(np.prod(shape[1:]))
+    if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and -shape[0] <= i < shape[0]:
+        return (int(i) % shape[0]) * row
+    if isinstance(i, slice) and i.step in (None, 1):
+        return i.indices(shape[0])[0] * row
+    return None
+
+
 class _Loop:
     """Writes the loop's IR."""
 
@@ -153,12 +166,24 @@ class _Loop:
             return self.ptr[key]
         raise _OutOfScope
 
-    def number(self, a: Any) -> str:
-        """A float64 operand's value (a 0-d value loaded, a literal written)."""
-        value, ty = self.value(a)
-        if ty != "double":
+    def memory(self, a: Any, shape: tuple[int, ...]) -> str:
+        """An output's memory: a value's, a constant's, a number's (spread to ``shape``)."""
+        if isinstance(a, Var) or isinstance(a, Const) and np.shape(a.value) == shape:
+            return self.pointer(a)
+        v = a.value if isinstance(a, Const) else a
+        if np.result_type(v) not in (F64, np.dtype(int)) or isinstance(v, bool):
             raise _OutOfScope
-        return value
+        return self.pointer(Const(np.broadcast_to(np.asarray(v, F64), shape).copy()))
+
+    def scalar_of(self, a: Any) -> Any:
+        """A 0-d operand as the emitter's operand: a slot holding its value, or a number."""
+        v = formulas.constant(a)
+        if v is not None:
+            return v
+        slot = self.e.fresh("a")[1:]
+        value, ty = self.value(a)
+        self.e.store(slot, ty, value)
+        return slot
 
     def value(self, a: Any) -> tuple[str, str]:
         """A 0-d operand's value and LLVM type: a float64's ``double``, a mask's ``i1``."""
@@ -177,7 +202,7 @@ class _Loop:
     # ------------------------------------------------------------------ the steps
     def kernel(self, k: Kernel) -> None:
         ir = build(self.plan, k)
-        if k.matvec is not None or not llvm_route(ir):
+        if k.matvec is not None or not llvm_route(ir, bool_scalars=True):
             raise _OutOfScope
         for v in k.outputs:
             self.scratch(v)
@@ -188,8 +213,8 @@ class _Loop:
             raise _OutOfScope
         args = []
         for p, a in zip(ir.params, [*ir.atoms, *k.outputs, *(e.out for e in k.partials)]):
-            args.append(f"double {self.number(a)}" if p.kind == "scalar" else
-                        f"ptr {self.pointer(a)}")
+            args.append(f"double {self.e.operand(self.scalar_of(a), 'double')}"
+                        if p.kind == "scalar" else f"ptr {self.pointer(a)}")
         for e in k.partials:  # sums over axes start at zero
             self.e.body.append(f"  call void @llvm.memset.p0.i64(ptr {self.ptr[e.out]}, i8 0, "
                                f"i64 {8 * int(np.prod(e.out.shape))}, i1 false)")
@@ -206,6 +231,11 @@ class _Loop:
     def line(self, e: Eqn) -> None:
         if e.prim is P.reshape and isinstance(e.inputs[0], (Var, Const)):
             self.ptr[e.out] = self.pointer(e.inputs[0])
+        elif e.prim is P.getitem and isinstance(e.inputs[0], (Var, Const)) \
+                and e.out.dtype == F64 and _leading(e.inputs[0].shape, e.params["idx"]) is not None:
+            at = _leading(e.inputs[0].shape, e.params["idx"])
+            self.ptr[e.out] = self.e.emit(f"getelementptr double, ptr "
+                                          f"{self.pointer(e.inputs[0])}, i64 {at}")
         elif e.prim is P.concatenate and len(e.out.shape) == 1 and e.out.dtype == F64:
             out, at = self.scratch(e.out), 0
             for a in e.inputs:
@@ -230,10 +260,7 @@ class _Loop:
         """A formula through the kernels' own instructions: an operand (a slot's name or a
         number) holding its value."""
         if f.op == "arg":
-            slot = self.e.fresh("a")[1:]
-            value, ty = self.value(inputs[f.value])
-            self.e.store(slot, ty, value)
-            return slot
+            return self.scalar_of(inputs[f.value])
         if f.op == "const":
             return f.value
         args = tuple(self.scalar(a, inputs) for a in f.args)
@@ -273,9 +300,8 @@ class _Loop:
         """The new carries over the old: a new carry held in another carry's memory (two
         that trade places) goes through a second buffer, so that every carry is read
         before any is written."""
-        if not all(isinstance(a, Var) for a in outputs):
-            raise _OutOfScope
-        new, old = [self.pointer(a) for a in outputs], [self.ptr[v] for v in inputs]
+        new = [self.memory(a, shape) for a, shape in zip(outputs, shapes)]
+        old = [self.ptr[v] for v in inputs]
         trade = any(p in old and p != q for p, q in zip(new, old))
         copy = "  call void @llvm.{}.p0.p0.i64(ptr {}, ptr {}, i64 {}, i1 false)"
         for p, q, nxt, shape in zip(new, old, nexts, shapes):
@@ -289,8 +315,6 @@ class _Loop:
     def compile(self) -> LoopKernel:
         g: Graph = self.graph
         m, n, e = self.m, self.n, self.e
-        if not all(isinstance(a, Var) for a in g.outputs):
-            raise _OutOfScope
         shapes, nexts = self.carries([g])
         bases = {v: (self.item(Slot("x", i)), int(np.prod(v.shape)))
                  for i, v in enumerate(g.inputs[m:m + n]) if v.dtype == F64}
@@ -308,7 +332,8 @@ class _Loop:
             size = (hi - lo) // self.length
             at = e.emit(f"add i64 {lo}, {e.emit(f'mul i64 {s}, {size}')}")
             dst = e.emit(f"getelementptr double, ptr {out}, i64 {at}")
-            e.body.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {self.pointer(a)}, "
+            src = self.memory(a, (size,))
+            e.body.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, "
                           f"i64 {8 * size}, i1 false)")
         self.renew(g.outputs[:m], g.inputs[:m], nexts, shapes)
         e.body.append("  br label %step.end")

@@ -31,7 +31,9 @@ import numpy as np
 from .. import numpy as dnp
 from ..backends import Backend
 from ..core import DiffkitError, primal
+from ..ir.tracer import tracing
 from ..transforms.functional import grad, jvp, value_and_grad
+from ..transforms.loops import fori_loop
 
 TOLERANCE = 1e-4  # GradBench's (python/gradbench/gradbench/comparison.py)
 
@@ -285,7 +287,8 @@ def argmin(vg: Callable[..., tuple], x: Any, data: tuple, limit: int) -> tuple[A
     Its iterations as gd.hpp has them: stop when ‖∇f‖ ≤ 10⁻⁵; double the step η after
     10 accepted steps; stop when the candidate x − η∇f is within 10⁻⁵ of x; accept it if
     f decreases there, else halve η. Each is :func:`descend`, written without branches,
-    so that a compiled backend traces it (all ``limit`` iterations) as an eager one runs it.
+    so that a compiled backend traces it as an eager one runs it: there the iterations are
+    one ``dk.fori_loop`` of all ``limit`` of them (a finished state is a fixed point).
 
     >>> import diffkit as dk
     >>> vg = value_and_gradient(lambda x: dnp.sum(x * x), "r", dk.backend("reverse"))
@@ -295,6 +298,12 @@ def argmin(vg: Callable[..., tuple], x: Any, data: tuple, limit: int) -> tuple[A
     """
     value, gradient = vg(x, *data)
     state = (x, value, gradient, ETA, 0.0, False)
+    if tracing():  # one loop in the graph, every iteration run (a finished state is fixed)
+        def step(i: Any, s: tuple) -> tuple:
+            *moved, done = descend(vg, data, *s[:-1], s[-1] > 0.5)
+            return (*moved, dnp.where(done, 1.0, 0.0))
+        *state, done = fori_loop(0, limit, step, (*state[:-1], 0.0))
+        return state[0], done > 0.5
     for _ in range(limit):
         if settled(state[-1]):
             break
