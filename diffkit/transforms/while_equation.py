@@ -18,9 +18,10 @@ holding one runs one loop per example.
 >>> import diffkit as dk
 >>> newton = lambda a: dk.while_loop(lambda x: abs(x * x - a) > 1e-12 * a,
 ...                                  lambda x: 0.5 * (x + a / x), a)
->>> round(float(dk.jit(newton)(2.0)), 12), float(dk.jvp(newton, (4.0,), (1.0,),
-...                                                      backend="compiled")[1])
-(1.414213562373, 0.25)
+>>> round(float(dk.jit(newton)(2.0)), 12)
+1.414213562373
+>>> round(float(dk.jvp(newton, (4.0,), (1.0,), backend="compiled")[1]), 12)  # 1/(2 sqrt 4)
+0.25
 """
 
 from __future__ import annotations
