@@ -114,7 +114,8 @@ EINSUMS = [  # (subscripts, shapes, written out)
     ("ij,jk->ik", [(50, 3), (3, 40)], False),              # two long indices: the library's
     ("ij,ji->i", [(5, 5), (5, 5)], False),                 # a transpose on one side
     ("ii,i->i", [(4, 4), (4,)], False),                    # a diagonal
-]
+    ("nchwij,ocij->nohw", [(64, 1, 6, 6, 3, 3), (8, 1, 3, 3)], False),  # a CNN's: products
+]                                                          # 8x the operands (SPREAD = 2)
 
 
 @pytest.mark.parametrize("subs, shapes, written", EINSUMS, ids=[c[0] for c in EINSUMS])
