@@ -6,7 +6,7 @@ import ctypes
 import numpy as np
 
 from diffkit.compiler import vector_math
-from diffkit.compiler.llvm_kernels import _machine
+from diffkit.compiler.llvm_kernels import machine
 
 LOOP = """define void @{symbol}(ptr %in, ptr %out, i64 %n) {{
 entry:
@@ -32,7 +32,7 @@ def elementwise(name: str, ours: bool):
     """A compiled loop out[i] = name(in[i]): diffkit's function or the C library's."""
     key = (name, ours)
     if key not in _loops:
-        llvm, tm, engine = _machine()
+        llvm, tm, engine = machine()
         symbol = f"test_loop_{name}_{'diffkit' if ours else 'libm'}"
         ir = LOOP.format(symbol=symbol, callee=vector_math.CALLS[name] if ours else name)
         ir += (vector_math.definitions([name]) + "\n".join(vector_math.DECLARATIONS) if ours

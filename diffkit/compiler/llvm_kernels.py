@@ -96,7 +96,7 @@ def _layout() -> tuple[int | None, int | None, int | None]:
 DATA, ITEMS, NUMBER = _layout()
 
 
-def _double(v: float) -> str:
+def double_literal(v: float) -> str:
     """An exact LLVM literal for a float64 (its bits in hex)."""
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
@@ -117,7 +117,7 @@ def llvm_route(ir: KernelIR, parallel: bool = False, bool_scalars: bool = False)
         i.op not in OPS or OPS[i.op].kind != "arith")) for i in ir.instructions())
 
 
-class _Emitter:
+class Emitter:
     """Writes the LLVM IR of one kernel from its typed program."""
 
     def __init__(self, ir: KernelIR) -> None:
@@ -155,7 +155,7 @@ class _Emitter:
             return self.emit(f"load {ty}, ptr %v.{a}"), ty
         if isinstance(a, bool):
             return ("true" if a else "false"), "i1"
-        return _double(float(a)), "double"
+        return double_literal(float(a)), "double"
 
     def operand(self, a: Operand, want: str) -> str:
         """An operand as a ``double`` or an ``i1`` (numpy's truth: nonzero, NaN included)."""
@@ -467,7 +467,7 @@ class _Emitter:
 
 def kernel_llvm(ir: KernelIR, symbol: str) -> str:
     """The LLVM IR of a kernel inside :func:`llvm_route`'s scope."""
-    return _Emitter(ir).function(symbol)
+    return Emitter(ir).function(symbol)
 
 
 # -------------------------------------------------------------------- machine code
@@ -475,7 +475,7 @@ _jit: dict[str, Any] = {}          # "llvm", "tm", "engine": made once per proce
 _addresses: dict[str, int] = {}    # symbol -> address of its machine code (this process)
 
 
-def _machine() -> tuple[Any, Any, Any]:
+def machine() -> tuple[Any, Any, Any]:
     """llvmlite's binding, the host's target machine, and the process's MCJIT engine."""
     if not _jit:
         import llvmlite.binding as llvm
@@ -502,7 +502,7 @@ def _object_code(ir: str, symbol: str, cache: Path) -> bytes:
     if path.exists():
         STATS["loaded"] += 1
         return path.read_bytes()
-    llvm, tm, _ = _machine()
+    llvm, tm, _ = machine()
     module = llvm.parse_assembly(ir)
     module.triple, module.data_layout = tm.triple, str(tm.target_data)
     module.verify()
@@ -527,7 +527,7 @@ def _object_code(ir: str, symbol: str, cache: Path) -> bytes:
 
 def _address(ir: str, cache: Path, entry: str = "") -> int:
     """The address of ``@KERNEL`` + ``entry`` in the module ``ir``, compiled or loaded."""
-    llvm, tm, engine = _machine()
+    llvm, tm, engine = machine()
     digest = hashlib.sha256("\0".join([ir, _jit["host"]]).encode())
     symbol = f"dk_{digest.hexdigest()[:24]}"
     if symbol + entry not in _addresses:

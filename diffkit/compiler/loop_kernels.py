@@ -16,9 +16,13 @@ body's fusion plan becomes one LLVM function that loops over the steps itself:
   when one is held in another's memory, carries that trade places: each is read before
   any is written).
 
-Scope: float64 values, and plans whose every step is such a kernel or line (float64
-kernels on the LLVM route, no matrix-vector pairs); anything else keeps the loop in Python
-(:func:`loop_kernel` returns None). The loop's own IR holds the kernels' addresses in
+A while loop (:mod:`diffkit.transforms.while_equation`) is the same function with a test:
+its predicate's steps, a branch on the boolean, its body's steps (:func:`while_kernel`).
+
+Scope: float64 values and masks, and plans whose every step is such a kernel or line
+(kernels on the LLVM route, whose boolean scalars the loop passes as 0.0 or 1.0; no
+matrix-vector pairs); anything else keeps the loop in Python (:func:`loop_kernel` and
+:func:`while_kernel` return None). The loop's own IR holds the kernels' addresses in
 this process, so it is compiled per process (milliseconds; the kernels come from the disk
 cache as usual).
 """
@@ -40,7 +44,8 @@ from . import formulas, vector_math
 from .fusion import Kernel
 from .kernel_cache import cache_dir
 from .kernel_ir import Instr, KernelIR, KernelTooLarge, build
-from .llvm_kernels import DATA, ITEMS, _double, _Emitter, _machine, llvm_route, loops_address
+from .llvm_kernels import (DATA, ITEMS, Emitter, double_literal, llvm_route, loops_address,
+                           machine)
 
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 
@@ -132,7 +137,7 @@ class _Loop:
         self.plan, self.graph = plan, plan.graph
         self.m, self.n, self.length, self.reverse, self.spans = carries, xs, length, reverse, spans
         self.slots: list[Slot] = []
-        self.e = _Emitter(KernelIR("loop", (), [], [], 0, []))
+        self.e = Emitter(KernelIR("loop", (), [], [], 0, []))
         self.ptr: dict[Any, str] = {}      # a value -> the IR pointer to its memory
         self.pre: list[str] = []           # before the loop: the tuple's items read
 
@@ -191,7 +196,7 @@ class _Loop:
         if isinstance(v, bool):
             return ("true" if v else "false"), "i1"
         if v is not None:
-            return _double(float(v)), "double"
+            return double_literal(float(v)), "double"
         if getattr(a, "shape", None) != () or a.dtype not in (F64, BOOL):
             raise _OutOfScope
         if a.dtype == BOOL:
@@ -388,7 +393,7 @@ _loops: dict[str, int] = {}
 def _compile(ir: str) -> int:
     """The loop's machine code in this process's engine (not cached on disk: its IR holds
     this process's kernel addresses)."""
-    llvm, tm, engine = _machine()
+    llvm, tm, engine = machine()
     symbol = "loop_" + hashlib.sha256(ir.encode()).hexdigest()[:24]
     if symbol not in _loops:
         module = llvm.parse_assembly(ir.replace("@LOOP", "@" + symbol))

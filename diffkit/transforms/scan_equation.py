@@ -45,7 +45,7 @@ from ..compiler.kernel_ir import KernelTooLarge
 from ..compiler.loop_kernels import LoopKernel, loop_kernel
 from ..compiler.passes import optimize
 from ..compiler.program import Program, build, options
-from ..core import Box, Each, Primitive, bind, new_level, shape
+from ..core import Box, Each, Primitive, new_level, shape
 from ..interpreters.forward import Dual, ForwardInterpreter
 from ..ir.graph import Const, Graph, Var
 from ..ir.tracer import evaluate, trace_types
