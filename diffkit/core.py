@@ -281,6 +281,15 @@ def primal(x: Any) -> Any:
     return x
 
 
+def in_batch(x: Any) -> bool:
+    """``x`` is a value of a ``vmap`` batch, at any depth under other boxes."""
+    while isinstance(x, Box):
+        if x.batched:
+            return True
+        x = x.value
+    return False
+
+
 def shape(x: Any) -> tuple[int, ...]:
     return x.shape if isinstance(x, (Box, np.ndarray, np.generic)) else np.shape(x)
 

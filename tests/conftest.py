@@ -173,6 +173,22 @@ def assert_close(actual: Any, expected: Any, rtol: float = 1e-6, atol: float | N
     assert err <= tol, f"max error {err:.3e} > tol {tol:.3e}\nactual={actual}\nexpected={expected}"
 
 
+def assert_own_value_within(module: Any, name: str, xs: np.ndarray, bound: float,
+                            judged_over: int) -> None:
+    """diffkit's own ``module.name`` within ``bound`` ulps of the atlas's 50-digit reference
+    wherever the result is a normal float (more than ``judged_over`` such points), and
+    ``diffkit.scipy.special``'s primitive (what the rules and the atlas call) equal to it."""
+    from diffkit.bench import atlas
+    import diffkit.scipy.special as dsp
+
+    got = getattr(module, name)(xs)
+    err, judged = atlas.value_errors(name, xs, got)
+    assert judged.size > judged_over, judged.size
+    worst = int(np.argmax(err))
+    assert err[worst] <= bound, f"{name}: {err[worst]:.3f} ulps at x = {judged[worst]!r}"
+    np.testing.assert_array_equal(getattr(dsp, name)(xs), got)
+
+
 def inner(a: Any, b: Any) -> float:
     """Re sum(a b): the pairing under which a VJP is the transpose of its JVP (for complex
     values too: JAX's convention, no conjugation)."""

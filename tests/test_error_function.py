@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_own_value_within
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -63,14 +64,7 @@ def samples(name: str) -> np.ndarray:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_within_the_bound_of_mpmath_over_the_whole_domain(name):
-    xs = samples(name)
-    got = getattr(ef, name)(xs)
-    err, judged = atlas.value_errors(name, xs, got)
-    assert judged.size > 4000, judged.size  # the points judged
-    worst = int(np.argmax(err))
-    assert err[worst] <= BOUND, f"{name}: {err[worst]:.3f} ulps at x = {judged[worst]!r}"
-    # and the primitive (diffkit.scipy.special's, what the rules and the atlas call) is it
-    np.testing.assert_array_equal(getattr(dsp, name)(xs), got)
+    assert_own_value_within(ef, name, samples(name), BOUND, judged_over=4000)
 
 
 # (x, erf, erfc, erfcx): the limits, signed zeros, subnormal arguments and results

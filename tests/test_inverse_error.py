@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_own_value_within
 
 import diffkit as dk
 import diffkit.numpy as dnp
@@ -27,7 +28,6 @@ from diffkit.primitives import inverse_error as ie
 from diffkit.primitives import inverse_error_tables as stored
 
 mpmath = pytest.importorskip("mpmath")
-from diffkit.bench import atlas  # noqa: E402  (imports mpmath)
 
 mp = mpmath.mp
 NAMES = ("erfinv", "erfcinv", "ndtri", "log_ndtr")
@@ -94,14 +94,7 @@ def samples(name: str) -> np.ndarray:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_within_the_bound_of_mpmath_over_the_whole_domain(name):
-    xs = samples(name)
-    got = getattr(ie, name)(xs)
-    err, judged = atlas.value_errors(name, xs, got)
-    assert judged.size > 3500, judged.size  # the points judged
-    worst = int(np.argmax(err))
-    assert err[worst] <= BOUND[name], f"{name}: {err[worst]:.3f} ulps at {judged[worst]!r}"
-    # and the primitive (diffkit.scipy.special's, what the rules and the atlas call) is it
-    np.testing.assert_array_equal(getattr(dsp, name)(xs), got)
+    assert_own_value_within(ie, name, samples(name), BOUND[name], judged_over=3500)
 
 
 # (function, argument, value): the ends of the domain, signed zeros, subnormal arguments

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, NotApplicable, _namespace, primal, shape
+from ..core import Box, DiffkitError, NotApplicable, _namespace, in_batch, primal, shape
 from ..compiler.passes import equation_key
 from ..ir.graph import Eqn, Graph, Var
 from ..ir.tracer import GraphTracer, trace_types, tracing
@@ -237,7 +237,7 @@ def _native(f: Callable[[Any, Any], Any], init: Any, leaves: list[Any],
         types[:m] = given
     else:
         return None
-    if any(_batched(v) for v in [*carry_leaves, *leaves, *graph.captured]):
+    if any(in_batch(v) for v in [*carry_leaves, *leaves, *graph.captured]):
         return None
     graph, captured = _read_once(graph, m + len(leaves))
     body = Body(graph, m, len(leaves), n, reverse)
@@ -271,7 +271,7 @@ def _native_while(cond_fun: Callable, body_fun: Callable, init: Any) -> Any:
     except DiffkitError:
         return None
     if not m or [type_of_value(a) for a in body.outputs] != types or not packable(types) \
-            or any(_batched(v) for v in [*leaves, *test.captured, *body.captured]):
+            or any(in_batch(v) for v in [*leaves, *test.captured, *body.captured]):
         return None
     check_test(test)
     test, test_reads = _read_once(test, m)
@@ -313,15 +313,6 @@ def _read_once(graph: Graph, given: int) -> tuple[Graph, list[Any]]:
             e.inputs = tuple(same.get(a, a) if type(a) is Var else a for a in e.inputs)
     outputs = [same.get(a, a) if type(a) is Var else a for a in graph.outputs]
     return Graph(inputs, graph.eqns, outputs), kept
-
-
-def _batched(v: Any) -> bool:
-    """A value of a ``vmap`` batch, at any depth."""
-    while isinstance(v, Box):
-        if v.batched:
-            return True
-        v = v.value
-    return False
 
 
 def _predicate(what: str, pred: Any) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, NotApplicable, primal, shape
+from ..core import Box, DiffkitError, NotApplicable, in_batch, primal, shape
 from ..pytree import flatten
 from . import rk
 from .checkpoint import checkpoint
@@ -157,7 +157,7 @@ class _ODE(_Custom):
     def _no_closure(self, xs: Any) -> None:
         """The rule differentiates in the arguments only: func must not read others."""
         values = [primal(x) for x in xs]
-        if any(isinstance(v, Box) or _batched(x) for v, x in zip(values, xs)):
+        if any(isinstance(v, Box) or in_batch(x) for v, x in zip(values, xs)):
             return  # a graph being traced or a batch: not one problem's numbers to try
         y0, t, ps = self.split(values)
         if any(isinstance(v, Box) for v in self.rhs(y0, t[0], ps)):
@@ -212,14 +212,6 @@ def _adjoint_rhs(rhs: Callable, n: int, state: Leaves, s: Any, ps: Leaves) -> Le
     bars = pull(rk.pack([a])[0])
     f_y = [v[0] for v in rk.unpack(dnp.reshape(f_y, (1, -1)), [shape(v) for v in y])]
     return [-v for v in f_y] + list(bars)
-
-
-def _batched(x: Any) -> bool:
-    while isinstance(x, Box):
-        if x.batched:
-            return True
-        x = x.value
-    return False
 
 
 def _dot(u: Leaves, v: Leaves) -> Any:
