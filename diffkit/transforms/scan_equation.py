@@ -39,13 +39,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import numpy as dnp
 from ..compiler.autodiff import linearize
 from ..compiler.driver import fusion_plan
 from ..compiler.kernel_ir import KernelTooLarge
 from ..compiler.loop_kernels import LoopKernel, loop_kernel
 from ..compiler.passes import optimize
 from ..compiler.program import Program, build, options
-from ..core import Box, Each, Primitive, new_level, shape
+from ..core import Box, Each, Primitive, bind, new_level, shape
 from ..interpreters.forward import Dual, ForwardInterpreter
 from ..ir.graph import Const, Graph, Var
 from ..ir.tracer import evaluate, trace_types
@@ -58,6 +59,25 @@ def type_of(a: Any) -> Type:
     if isinstance(a, (Var, Const, Box, np.ndarray, np.generic)):
         return tuple(a.shape), np.dtype(a.dtype)
     return (), np.result_type(a)
+
+
+def spans(types: Sequence[Type]) -> list[tuple[int, int]]:
+    """Where each part of these types sits in a packed (flat) output."""
+    out, at = [], 0
+    for s, _ in types:
+        out.append((at, at + int(np.prod(s, dtype=np.int64))))
+        at = out[-1][1]
+    return out
+
+
+def unpacked(packed: Any, types: Sequence[Type]) -> list[Any]:
+    """The parts of a packed output (or of its adjoint), as slices with their shapes."""
+    return [packed[a:b].reshape(s) for (a, b), (s, _) in zip(spans(types), types)]
+
+
+def floats(types: Sequence[Type]) -> list[bool]:
+    """Which of these types carry derivatives (floats, complex)."""
+    return [d.kind in "fc" for _, d in types]
 
 
 @dataclass(eq=False)
@@ -96,20 +116,27 @@ class Body:
 
     def spans(self) -> list[tuple[int, int]]:
         """Where each part sits in the packed output."""
-        out, at = [], 0
-        for s, _ in self.outputs:
-            size = int(np.prod(s, dtype=np.int64))
-            out.append((at, at + size))
-            at += size
-        return out
+        return spans(self.outputs)
+
+    @property
+    def size(self) -> int:
+        """The packed output's length."""
+        return self.spans()[-1][1]
 
     def unpack(self, packed: Any) -> list[Any]:
-        """The parts of a packed output (or of its adjoint), as slices with their shapes."""
-        return [packed[a:b].reshape(s) for (a, b), (s, _) in zip(self.spans(), self.outputs)]
+        return unpacked(packed, self.outputs)
 
     def differentiable(self) -> list[bool]:
-        """Which inputs carry derivatives (floats, complex)."""
-        return [d.kind in "fc" for _, d in self.inputs]
+        """Which inputs carry derivatives."""
+        return floats(self.inputs)
+
+    def float_inputs(self) -> tuple[list[int], list[int], list[int]]:
+        """The positions of the float carries, consts and xs: what the reverse sweep
+        carries, sums and stacks adjoints for."""
+        m, n, diff = self.carries, self.xs, self.differentiable()
+        return ([j for j in range(m) if diff[j]],
+                [j for j in range(m + n, len(diff)) if diff[j]],
+                [j for j in range(m, m + n) if diff[j]])
 
     # ------------------------------------------------------------------ running
     def program(self) -> Program:
@@ -161,14 +188,14 @@ def run(*operands: Any, body: Body) -> np.ndarray:
     body's program called once per step."""
     native, m, n = body.loop(), body.carries, body.xs
     if native is not None:
-        out = np.empty(body.spans()[-1][1], body.dtype)
+        out = np.empty(body.size, body.dtype)
         native(operands[:m], operands[m:m + n], operands[m + n:], out)
         return out
     prog = body.program()
     step = prog.fn if prog.vm is None and not prog.scalar else prog  # (no rebuild per step)
     carry = list(operands[:m])
     xs, consts = operands[m:m + n], operands[m + n:]
-    out = np.empty(body.spans()[-1][1], body.dtype)
+    out = np.empty(body.size, body.dtype)
     parts = body.unpack(out)
     steps = range(body.length - 1, -1, -1) if body.reverse else range(body.length)
     for t in steps:
@@ -190,7 +217,7 @@ def jvp_body(body: Body) -> Body:
     m, n, ins, diff = body.carries, body.xs, body.inputs, body.differentiable()
     groups = [range(0, m), range(m, m + n), range(m + n, len(ins))]
     order = [k for g in groups for k in (*g, *(j for j in g if diff[j]))]
-    out_diff = [d.kind in "fc" for _, d in (type_of(a) for a in body.graph.outputs)]
+    out_diff = floats(body.outputs)
 
     def pushed(*args: Any) -> list[Any]:
         primals: list[Any] = [None] * len(ins)
@@ -222,15 +249,13 @@ def jvp_body(body: Body) -> Body:
 
 
 def _jvp(tangents: list[Any], y: Any, *operands: Any, body: Body) -> Any:
-    from .. import numpy as dnp  # (diffkit.numpy's concatenate on any operand)
-
     jb = body.derive("jvp", lambda: jvp_body(body))
     m, n, diff = body.carries, body.xs, body.differentiable()
     groups = [range(0, m), range(m, m + n), range(m + n, len(operands))]
     args = [a for g in groups for a in (*(operands[k] for k in g),
                                         *(tangents[k] for k in g if diff[k]))]
     parts = jb.unpack(scan_p(*args, body=jb))
-    out_diff = [d.kind in "fc" for _, d in body.outputs]
+    out_diff = floats(body.outputs)
     if not all(out_diff):
         return np.zeros(shape(y), np.result_type(y))
     mc = sum(out_diff[:m])
@@ -252,15 +277,12 @@ def _pullback_body(body: Body) -> Body:
     """(adjoints of the float carries, sums of the float consts' adjoints; xs, the carries
     entering the step, the adjoints of the float ys; consts) -> (the carries' adjoints
     one step back, the sums; the float xs' adjoints)."""
-    m, n, ins, diff = body.carries, body.xs, body.inputs, body.differentiable()
-    k = len(ins) - m - n
-    y_diff = [d.kind in "fc" for _, d in (type_of(a) for a in body.graph.outputs[m:])]
-    fc = [j for j in range(m) if diff[j]]
-    fk = [m + n + j for j in range(k) if diff[m + n + j]]
-    fx = [m + j for j in range(n) if diff[m + j]]
-    out_types = [type_of(a) for a in body.graph.outputs]
+    m, n, ins = body.carries, body.xs, body.inputs
+    y_types = [type_of(a) for a in body.graph.outputs[m:]]  # one step's ys
+    y_diff = floats(y_types)
+    fc, fk, fx = body.float_inputs()
     types = ([ins[j] for j in fc] + [ins[j] for j in fk] + ins[m:m + n] + ins[:m]
-             + [t for t, d in zip(out_types[m:], y_diff) if d] + ins[m + n:])
+             + [t for t, d in zip(y_types, y_diff) if d] + ins[m + n:])
 
     def pulled(*args: Any) -> list[Any]:
         it = iter(args)
@@ -283,15 +305,12 @@ def _pullback_body(body: Body) -> Body:
 
 def _adjoints(y_bar: Any, operands: Sequence[Any], body: Body) -> list[Any]:
     m, n, diff = body.carries, body.xs, body.differentiable()
-    k = len(operands) - m - n
     saving = body.derive("saving", lambda: _saving(body))
     entering = saving.unpack(scan_p(*operands, body=saving))[len(body.outputs):]
     back = body.derive("pullback", lambda: _pullback_body(body))
     bars = body.unpack(y_bar)
-    y_diff = [d.kind in "fc" for _, d in body.outputs[m:]]
-    fc = [j for j in range(m) if diff[j]]
-    fk = [m + n + j for j in range(k) if diff[m + n + j]]
-    fx = [m + j for j in range(n) if diff[m + j]]
+    y_diff = floats(body.outputs[m:])
+    fc, fk, fx = body.float_inputs()
     args = ([bars[j] for j in fc] + [np.zeros(*body.inputs[j]) for j in fk]
             + list(operands[m:m + n]) + entering
             + [b for b, d in zip(bars[m:], y_diff) if d] + list(operands[m + n:]))
@@ -314,13 +333,15 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, body: Body) -> Any:
 # --------------------------------------------------------------------------- vmap
 
 
-def _batch(args: list[Any], batched: tuple[bool, ...], size: int, body: Body) -> Any:
-    """One scan per example (a batched body is the next stage)."""
-    from .. import numpy as dnp  # (diffkit.numpy's stack on any operand)
+def one_by_one(prim: Primitive) -> Callable[..., Any]:
+    """A loop's batching rule: ``prim`` on each example in turn, the results stacked (a
+    batched body is the next stage)."""
+    def rule(args: list[Any], batched: tuple[bool, ...], size: int, **params: Any) -> Any:
+        return dnp.stack([bind(prim, *[a[e] if b else a for a, b in zip(args, batched)],
+                               **params) for e in range(size)])
+    return rule
 
-    return dnp.stack([scan_p(*[a[e] if b else a for a, b in zip(args, batched)], body=body)
-                      for e in range(size)])
 
-
-scan_p = Primitive("scan", run, jvp_joint=_jvp, vjp=Each(_vjp), batch=_batch,
-                   abstract=lambda *operands, body: ((body.spans()[-1][1],), body.dtype))
+scan_p = Primitive("scan", run, jvp_joint=_jvp, vjp=Each(_vjp),
+                   abstract=lambda *operands, body: ((body.size,), body.dtype))
+scan_p.batch = one_by_one(scan_p)

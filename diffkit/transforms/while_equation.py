@@ -39,7 +39,7 @@ from ..compiler.program import Program, build, options
 from ..core import DiffkitError, Each, NotApplicable, Primitive
 from ..ir.graph import Graph
 from ..ir.tracer import evaluate, trace_types
-from .scan_equation import Body, jvp_body, type_of
+from .scan_equation import Body, floats, jvp_body, one_by_one, spans, type_of, unpacked
 
 
 @dataclass(eq=False)
@@ -66,15 +66,15 @@ class Cycle:
         return len(self.cond.inputs) - self.carries
 
     def spans(self) -> list[tuple[int, int]]:
-        out, at = [], 0
-        for s, _ in self.carry_types:
-            out.append((at, at + int(np.prod(s, dtype=np.int64))))
-            at = out[-1][1]
-        return out
+        return spans(self.carry_types)
+
+    @property
+    def size(self) -> int:
+        """The packed carries' length."""
+        return self.spans()[-1][1]
 
     def unpack(self, packed: Any) -> list[Any]:
-        return [packed[a:b].reshape(s) for (a, b), (s, _) in zip(self.spans(),
-                                                                  self.carry_types)]
+        return unpacked(packed, self.carry_types)
 
     def programs(self) -> tuple[Program, Program]:
         """The test and the body built once, as the program holding the loop is."""
@@ -101,7 +101,7 @@ class Cycle:
 def run(*operands: Any, loop: Cycle) -> np.ndarray:
     """The loop on plain arrays: in machine code, else the two programs called in turn."""
     m, k = loop.carries, loop.cond_consts
-    out = np.empty(loop.spans()[-1][1], loop.carry_types[0][1])
+    out = np.empty(loop.size, loop.carry_types[0][1])
     native = loop.loop()
     if native is not None:
         native(operands[:m], (), operands[m:], out)
@@ -127,7 +127,7 @@ def _jvp(tangents: list[Any], y: Any, *operands: Any, loop: Cycle) -> Any:
                            [f"in{j}" for j in range(len(types))])
         loop.derived["jvp"] = Cycle(cond, jb.graph, jb.carries, loop.build)
     jl = loop.derived["jvp"]
-    diff = [d.kind in "fc" for _, d in (type_of(a) for a in operands)]
+    diff = floats([type_of(a) for a in operands])
     carries = [*operands[:m], *(t for t, d in zip(tangents[:m], diff) if d)]
     body_consts = [(a, t) for a, t, d in zip(operands[m + k:], tangents[m + k:], diff[m + k:])]
     args = [*carries, *operands[m:m + k], *(a for a, _ in body_consts),
@@ -135,7 +135,7 @@ def _jvp(tangents: list[Any], y: Any, *operands: Any, loop: Cycle) -> Any:
     packed = while_p(*args, loop=jl)
     if not all(diff[:m]):
         return np.zeros(np.shape(y), np.result_type(y))
-    return packed[loop.spans()[-1][1]:]
+    return packed[loop.size:]
 
 
 def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, loop: Cycle) -> Any:
@@ -147,17 +147,9 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, loop: Cycle) -> Any:
         "the iterations that ran")
 
 
-def _batch(args: list[Any], batched: tuple[bool, ...], size: int, loop: Cycle) -> Any:
-    """One loop per example (each stops when its own test fails)."""
-    from .. import numpy as dnp  # (diffkit.numpy's stack on any operand)
-
-    return dnp.stack([while_p(*[a[e] if b else a for a, b in zip(args, batched)], loop=loop)
-                      for e in range(size)])
-
-
-while_p = Primitive("while_loop", run, jvp_joint=_jvp, vjp=Each(_vjp), batch=_batch,
-                    abstract=lambda *operands, loop: ((loop.spans()[-1][1],),
-                                                      loop.carry_types[0][1]))
+while_p = Primitive("while_loop", run, jvp_joint=_jvp, vjp=Each(_vjp),
+                    abstract=lambda *operands, loop: ((loop.size,), loop.carry_types[0][1]))
+while_p.batch = one_by_one(while_p)  # (each example stops when its own test fails)
 
 
 def check_test(graph: Graph) -> None:
