@@ -410,6 +410,27 @@ def test_run_isolated_reports_an_unpicklable_result():
 # ----------------------------------------------------------------------------- interruptions
 
 
+def test_a_ctrl_c_while_a_cell_forks_stops_the_parent_after_the_fork():
+    # the Ctrl-C lands inside the fork's own handlers (as a real one can, between logging's
+    # lock and its release): it must wait for the fork and then stop the sweep, not be
+    # swallowed there ("Exception ignored in ...") and leave the lock held, hanging the parent
+    script = """
+import os, signal
+from diffkit.bench.cells import run_isolated
+signal.signal(signal.SIGINT, signal.default_int_handler)
+os.register_at_fork(before=lambda: os.kill(os.getpid(), signal.SIGINT))
+try:
+    run_isolated(lambda: {"value": 1.0}, timeout=30)
+except KeyboardInterrupt:
+    print("interrupted after the fork")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "interrupted after the fork", (done.stdout, done.stderr)
+    assert "Exception ignored" not in done.stderr, done.stderr
+
+
+
 def _console() -> list[str]:
     exe = shutil.which("diffkit")
     return [exe] if exe else [sys.executable, "-m", "diffkit_cli.main"]

@@ -48,6 +48,7 @@ def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     os.dup2(devnull, 2)  # nor its Python-level streams (pytest capture, Jupyter, IDEs)
     sys.stdout = sys.stderr = open(os.devnull, "w")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the fork
     if memory_mb is not None:
         limit = _mapped_bytes() + int(memory_mb * 2**20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -75,15 +76,20 @@ def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
 
     The parent's heap is frozen while the cell forks: the child's first full garbage
     collection then skips (and does not copy) the parent's objects, a one-off 10-25 ms
-    that would land in whichever setup (compiling, deriving) the cell times first."""
+    that would land in whichever setup (compiling, deriving) the cell times first.
+    Ctrl-C is held back while forking: a KeyboardInterrupt raised inside the fork's
+    handlers (logging's, which release its lock) would leave that lock held, and the
+    parent would hang at its next log line instead of stopping."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(job, send, memory_mb))
     try:  # a Ctrl-C even while forking kills the cell (else exit would wait for it)
         gc.freeze()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             proc.start()
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             gc.unfreeze()
         send.close()
         if recv.poll(timeout):
