@@ -15,6 +15,14 @@ hand-derived one before they are timed (a disagreeing cell is marked ``wrong``).
 ``--timeout`` runs again, each library alone in its own process with the same time, so the
 row says which one did not finish and what the other took (without a ratio).
 
+particle and saddle, whose functions are whole descents over nested derivatives (not one
+gradient), race as whole evaluations, one row per function (rr, ff, fr, rf): GradBench's
+input, the result checked against the hand-derived one. Their loops are ``dk.fori_loop``,
+so the same program is one loop of diffkit's graph and ``lax.fori_loop`` in JAX, the inner
+derivative nested in the outer one either way.
+
+    python benchmarks/gradbench_race.py --eval particle --eval saddle
+
 The table ends with the issue's bar: the median of diffkit / jax over the valid cells
 (≤ 1.0), the largest (≤ 2.0), and compile ≤ 2× jax's on each cell.
 """
@@ -34,34 +42,54 @@ CHILD = "DIFFKIT_GRADBENCH_CELL"
 LIBRARIES = ("diffkit", "jax.jit")
 
 
+NESTED = ("particle", "saddle")  # whole evaluations, one row per function
+
+
 def cell(name: str, size: str, libs: tuple[str, ...] = LIBRARIES) -> dict:
-    """One eval at one size, measured in this (one-core) process, for ``libs``."""
+    """One eval at one size (a nested eval: one function), measured in this (one-core)
+    process, for ``libs``: each library's result checked, then timed."""
     import numpy as np
 
     import diffkit as dk
     import diffkit.numpy as dnp
-    from diffkit.bench.probes import first_call, interleaved
+    from diffkit.gradbench import EVALS
     from diffkit.gradbench.workloads import instance
 
-    p = instance(name, size)
-    exact = p.exact(p.x)
-    jax_backend = dk.backend("jax", jit=True)
-    for warm in ("compiled", jax_backend):  # each library's one-off start-up, not a compile
+    backends = {"diffkit": dk.backend("compiled"), "jax.jit": dk.backend("jax", jit=True)}
+    for warm in backends.values():  # each library's one-off start-up, not a compile
         dk.grad(lambda x: dnp.sum(dnp.sin(x) * 2.0), backend=warm)(np.ones(3))
-    backends = {"diffkit": "compiled", "jax.jit": jax_backend}
-    grads = {lib: dk.grad(p.f, backend=backends[lib]) for lib in libs}
-    out: dict = {"eval": name, "size": size}
-    calls = {}
-    for lib, g in grads.items():
-        got, first = first_call(lambda g=g: g(p.x))
-        scale = max(1.0, float(np.max(np.abs(exact))))
+    calls, out = {}, {"eval": name, "size": size}
+    if name in NESTED:
+        ev = EVALS[name]
+        static, arrays = ev.prepare(ev.input(ev.sizes[0]))
+        exact = np.asarray(ev.reference(size, ev.input(ev.sizes[0])), float)
+        for lib in libs:
+            run = ev.build(size, backends[lib])
+            calls[lib] = lambda run=run: np.asarray(ev.output(size, run(static, *arrays)), float)
+    else:
+        p = instance(name, size)
+        exact = p.exact(p.x)
+        for lib in libs:
+            calls[lib] = lambda g=dk.grad(p.f, backend=backends[lib]): g(p.x)
+    return {**out, **timed(calls, exact)}
+
+
+def timed(calls: dict, exact) -> dict:
+    """Each library's first call (checked against ``exact``), then steady calls in turn."""
+    import numpy as np
+
+    from diffkit.bench.probes import first_call, interleaved
+
+    out, valid = {}, {}
+    scale = max(1.0, float(np.max(np.abs(exact))))
+    for lib, call in calls.items():
+        got, first = first_call(call)
         if not np.allclose(np.asarray(got, float), exact, rtol=1e-8, atol=1e-8 * scale):
             out[lib] = "wrong"
             continue
-        out[f"{lib} first"] = first
-        calls[lib] = lambda g=g: g(p.x)
-    steady = interleaved(list(calls.values()), repeat=7, min_time=0.05) if calls else []
-    for (lib, _), (seconds, _) in zip(calls.items(), steady):
+        out[f"{lib} first"], valid[lib] = first, call
+    steady = interleaved(list(valid.values()), repeat=7, min_time=0.05) if valid else []
+    for lib, (seconds, _) in zip(valid, steady):
         out[f"{lib} run"] = seconds
         out[f"{lib} compile"] = max(out[f"{lib} first"] - seconds, 0.0)
     return out
@@ -150,15 +178,17 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds per cell, both libraries (120)")
     args = parser.parse_args()
+    from diffkit.gradbench import particle
     from diffkit.gradbench.workloads import names, workload
 
-    chosen = args.eval or [n for n in names() if n != "hello"]
+    chosen = args.eval or [n for n in names() if n != "hello"] + list(NESTED)
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}; one core per "
           "cell (a fresh process each)\n", flush=True)
     rows = []
     for name in chosen:
-        sizes = workload(name).eval.sizes
-        for size in ([z for z in args.size if z in sizes] if args.size else sizes[:args.sizes]):
+        sizes = workload(name).eval.sizes if name not in NESTED else particle.FUNCTIONS
+        smallest = sizes[:args.sizes] if name not in NESTED else sizes  # (every function)
+        for size in ([z for z in args.size if z in sizes] if args.size else smallest):
             rows.append(run_cell(name, size, args.timeout))
             print(f"  {name} {size}: done in {rows[-1].get('wall', args.timeout):.1f} s",
                   file=sys.stderr, flush=True)

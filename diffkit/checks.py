@@ -25,7 +25,9 @@ def as_input(x: Any, where: str) -> Any:
         return x
     try:
         arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
+    except Exception as exc:  # ragged lists, or another library's traced array
+        if _traced_elsewhere(x):
+            return x
         raise DiffkitError(f"{where} must be a real number or array; {exc}") from None
     kind = arr.dtype.kind
     if kind not in "biufc":
@@ -37,6 +39,15 @@ def as_input(x: Any, where: str) -> Any:
     return arr[()] if arr.ndim == 0 else arr
 
 
+def _traced_elsewhere(x: Any) -> bool:
+    """A float array of another library that has no numpy value yet: a tracer of that
+    library's transform, which a peer backend nested in it differentiates as it is."""
+    try:
+        return np.dtype(x.dtype).kind in "fc" and isinstance(x.shape, tuple)
+    except (AttributeError, TypeError):
+        return False
+
+
 def _kind(y: Any) -> str:
     """The numpy kind of ``y``'s dtype (``"f"``, ``"c"``, ``"b"`` ...; ``"O"`` for anything
     numpy cannot read as an array)."""
@@ -45,7 +56,7 @@ def _kind(y: Any) -> str:
     try:
         return np.asarray(y).dtype.kind
     except Exception:
-        return "O"
+        return np.dtype(y.dtype).kind if _traced_elsewhere(y) else "O"
 
 
 def _not_float(y: Any, transform: str) -> DiffkitError | None:
@@ -97,7 +108,7 @@ def check_output_dtype(y: Any, transform: str) -> None:
     ...
     diffkit.core.DiffkitError: grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got complex128. For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions involving complex outputs, use dk.vjp directly.
     """
-    name = np.dtype(y.dtype if isinstance(y, Box) else np.result_type(y)).name
+    name = np.dtype(y.dtype if hasattr(y, "dtype") else np.result_type(y)).name
     if _HOLOMORPHIC.get():
         if not is_complex(y):
             raise DiffkitError(f"{transform} with holomorphic=True requires outputs with complex "

@@ -229,6 +229,12 @@ def reenter(trace: Interpreter) -> Iterator[Interpreter]:
 _namespace: list[Any] = [None]  # an array-API namespace while running on a peer's arrays
 
 
+def namespace() -> Any:
+    """The array library the primitives compute with (set by :func:`using`), or None for
+    numpy and diffkit's own values."""
+    return _namespace[0]
+
+
 @contextlib.contextmanager
 def using(xp: Any) -> Iterator[None]:
     """Compute the primitives with the array library ``xp`` (e.g. ``jax.numpy``) inside.

@@ -35,6 +35,9 @@ NESTED = ("particle", "saddle")  # one input each, a descent of nested derivativ
 # their loops unrolled (hundreds of steps with inner derivatives): fused, numba compiles
 # kernels for minutes; the same programs unfused here
 NESTED_BACKENDS = ["forward", "reverse", "compiled", "compiled[fuse=false]"]
+# JAX runs the same program on its arrays: dk.fori_loop is lax.fori_loop there, the inner
+# derivative nests inside the outer one as JAX's transforms do, jax.jit compiles it whole
+JAX_JIT = pytest.param("jax[jit=true]", marks=pytest.mark.jax)
 
 
 @functools.lru_cache(maxsize=None)
@@ -145,12 +148,13 @@ def test_the_numeric_backend_is_valid_at_gradbench_tolerance(name, function):
 
 # flights of 64 steps (in the air) and of 512 (a landing), every function on every backend
 # (compiled: one loop in the graph)
-FLIGHTS = [(f, b, steps) for f in particle.FUNCTIONS for b in NESTED_BACKENDS
+FLIGHTS = [(f, b, steps) for f in particle.FUNCTIONS for b in [*NESTED_BACKENDS, "jax[jit=true]"]
            for steps in (64, particle.STEPS)]
 
 
-@pytest.mark.parametrize("function,backend,steps", FLIGHTS,
-                         ids=[f"{f}-{b}-{s}" for f, b, s in FLIGHTS])
+@pytest.mark.parametrize("function,backend,steps", [
+    pytest.param(*case, marks=pytest.mark.jax) if case[1].startswith("jax") else case
+    for case in FLIGHTS], ids=[f"{f}-{b}-{s}" for f, b, s in FLIGHTS])
 def test_particle_nested_derivative_mode_by_mode(function, backend, steps):
     """dE/dw through the Euler loop (each step's ∇ₓp by the inner mode) by the outer mode,
     at GradBench's w = 0: against the tangent carried by hand."""
@@ -165,7 +169,7 @@ def test_particle_nested_derivative_mode_by_mode(function, backend, steps):
     assert_close(gradient, np.array([want[1]]), rtol=1e-8)
 
 
-@pytest.mark.parametrize("backend", NESTED_BACKENDS)
+@pytest.mark.parametrize("backend", [*NESTED_BACKENDS, JAX_JIT])
 @pytest.mark.parametrize("function", saddle.FUNCTIONS)
 def test_saddle_nested_derivative_mode_by_mode(function, backend):
     """∇m(p) through the inner descent (170 iterations from (1, 1), ∇_q by the inner
@@ -200,6 +204,14 @@ EVERY_BACKEND = [(n, f, b) for n in NESTED for f in particle.FUNCTIONS for b in 
 @pytest.mark.parametrize("name,function,backend", IN_FULL)
 def test_a_nested_eval_in_full(name, function, backend):
     check_nested(name, function, backend)
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("name,function", [(n, f) for n in NESTED for f in particle.FUNCTIONS])
+def test_a_nested_eval_in_full_by_jax_jit(name, function):
+    """The same program in JAX (its loops lax's, compiled whole): the race's other side
+    (benchmarks/nested_race.py) computes what GradBench expects."""
+    check_nested(name, function, "jax[jit=true]")
 
 
 @pytest.mark.soak

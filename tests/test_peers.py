@@ -140,6 +140,43 @@ def test_jax_jit_compiles_once_and_reports_setup():
         dk.derivative(catalog.get("piecewise").fn, backend=b)(0.5)
 
 
+@pytest.mark.jax
+@pytest.mark.parametrize("jit", [False, True])
+def test_jax_transforms_nest_as_jaxs_own_do(jit):
+    """An inner jax-backend derivative inside an outer one, closing over the outer
+    variable, also inside dk.fori_loop (lax.fori_loop on JAX's arrays): JAX's values flow
+    through, and the outer call compiles the whole program."""
+    b = make("jax", {"jit": jit})
+    # d/dw [d/dx (w x^3 + sin(w x)) at x = 1.5] = 3 x^2 + cos(w x) - w x sin(w x)
+    x, w = 1.5, 0.4
+    inner = lambda w: dk.grad(lambda x: w * x ** 3 + dnp.sin(w * x), backend=b)(x)  # noqa: E731
+    assert_close(dk.grad(inner, backend=b)(w),
+                 3 * x ** 2 + np.cos(w * x) - w * x * np.sin(w * x), rtol=1e-13)
+
+    def flow(w):  # 20 steps of y <- y - 0.1 d/dy (w y^2 / 2): y_20 = y_0 (1 - 0.1 w)^20
+        step = lambda i, y: y - 0.1 * dk.grad(lambda y: w * y * y / 2, backend=b)(y)  # noqa: E731
+        return dk.fori_loop(0, 20, step, 2.0 + 0.0 * w)
+    assert_close(dk.grad(flow, backend=b)(w), 2.0 * 20 * (1 - 0.1 * w) ** 19 * -0.1,
+                 rtol=1e-13)
+
+
+@pytest.mark.jax
+def test_jax_jit_stages_a_call_with_array_data_once(monkeypatch):
+    """value_and_grad in one argument of f(p, data) with a data array: one compile of the
+    whole call for every data of that shape, not one per call (as jax.jit of the caller)."""
+    b = make("jax", {"jit": True})
+    jax = needs("jax")
+    compiles, real_jit = [], jax.jit
+    monkeypatch.setattr(jax, "jit", lambda *a, **k: compiles.append(1) or real_jit(*a, **k))
+    vg = dk.value_and_grad(lambda p, a: dnp.sum(a * dnp.sin(p)), backend=b)
+    p = np.array([0.3, -1.2])
+    for a in (np.array([1.0, 2.0]), np.array([-3.0, 0.5])):
+        value, g = vg(p, a)
+        assert_close(value, np.sum(a * np.sin(p)), rtol=1e-14)
+        assert_close(g, a * np.cos(p), rtol=1e-14)
+    assert len(compiles) == 1
+
+
 @pytest.mark.torch
 def test_torch_mode_is_checked():
     needs("torch")

@@ -30,10 +30,9 @@ import numpy as np
 
 from .. import numpy as dnp
 from ..backends import Backend
-from ..core import DiffkitError, primal
-from ..ir.tracer import tracing
+from ..core import DiffkitError, namespace, primal
 from ..transforms.functional import grad, jvp, value_and_grad
-from ..transforms.loops import fori_loop
+from ..transforms.loops import fori_loop, one_loop
 
 TOLERANCE = 1e-4  # GradBench's (python/gradbench/gradbench/comparison.py)
 
@@ -273,11 +272,11 @@ def value_and_gradient(f: Callable[..., Any], mode: str, backend: Backend,
 
 def settled(flag: Any) -> bool:
     """True when ``flag`` is known to be true: a value (under any transform but a graph
-    being traced, whose values are not known yet) that is true. A bounded loop stops
-    early on it; a traced one runs all its iterations (a finished state being a fixed
-    point of the step, the result is the same)."""
+    being traced, whose values are not known yet, and JAX's, whose tracers are not asked
+    theirs) that is true. A bounded loop stops early on it; a traced one runs all its
+    iterations (a finished state being a fixed point of the step, the result is the same)."""
     value = primal(flag)
-    return not getattr(value, "abstract", False) and bool(value)
+    return not getattr(value, "abstract", False) and namespace() is None and bool(value)
 
 
 def argmin(vg: Callable[..., tuple], x: Any, data: tuple, limit: int) -> tuple[Any, Any]:
@@ -298,7 +297,7 @@ def argmin(vg: Callable[..., tuple], x: Any, data: tuple, limit: int) -> tuple[A
     """
     value, gradient = vg(x, *data)
     state = (x, value, gradient, ETA, 0.0, False)
-    if tracing():  # one loop in the graph, every iteration run (a finished state is fixed)
+    if one_loop():  # one loop in the graph, every iteration run (a finished state is fixed)
         def step(i: Any, s: tuple) -> tuple:
             *moved, done = descend(vg, data, *s[:-1], s[-1] > 0.5)
             return (*moved, dnp.where(done, 1.0, 0.0))

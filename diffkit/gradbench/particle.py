@@ -51,8 +51,7 @@ import numpy as np
 from .. import numpy as dnp
 from ..backends import Backend
 from ..core import DiffkitError
-from ..ir.tracer import tracing
-from ..transforms.loops import fori_loop
+from ..transforms.loops import fori_loop, one_loop
 from .common import Eval, Prepared, Runner, argmin_by_hand, bounded_runner, descent, \
     finished, number, settled, value_and_gradient
 
@@ -84,10 +83,10 @@ def miss(w: Any, inner: Any, limit: int) -> tuple:
     """(E(w), landed) for ``w`` of shape (1,), ∇ₓp by ``inner``, at most ``limit`` steps."""
     charges = CHARGES - w * MOVES
     x, v, landed = START, VELOCITY, False
-    if tracing():  # one loop in the graph, every step run (a landed state is a fixed point)
+    if one_loop():  # one loop in the graph, every step run (a landed state is a fixed point)
         x, v = fori_loop(0, limit, lambda i, s: euler(*s, charges, inner)[:2], (x, v))
         landed = (x + DT * v)[1] <= 0.0
-    for _ in range(0 if tracing() else limit):
+    for _ in range(0 if one_loop() else limit):
         if settled(landed):
             break
         x, v, landed = euler(x, v, charges, inner)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import DiffkitError, _namespace
+from ..core import DiffkitError, namespace
 from ..pytree import flatten
 from . import det, gmm, hello, kmeans, llsq, lse, lstm, ode
 from .common import Eval
@@ -112,7 +112,7 @@ def native(data: tuple) -> tuple:
     ...     native((np.ones(2),))
     ([1.0, 1.0],)
     """
-    xp = _namespace[0]
+    xp = namespace()
     return data if xp is None else tuple(xp.asarray(d) for d in data)
 
 

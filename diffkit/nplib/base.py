@@ -16,7 +16,7 @@ from numpy import (arange, e, eye, float32, float64, inf, nan, newaxis,  # noqa:
                    ones, pi, zeros)
 
 from .. import primitives as _p
-from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal
+from ..core import Box, DiffkitError, NotApplicable, bind, namespace, ndim, primal
 from ..core import shape as _shape_of
 from ..primitives.compare import select
 from ..primitives.gather import At
@@ -40,7 +40,7 @@ def where(cond: Any, x: Any = None, y: Any = None) -> Any:
         cond = primal(cond)
     if isinstance(cond, Box):  # one mask per example (vmap), or a traced graph's equation
         return bind(select, cond, x, y)
-    if _namespace[0] is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
+    if namespace() is None or isinstance(cond, (bool, _np.ndarray, _np.generic)):
         cond = _np.asarray(cond)  # (another library's condition array stays as it is)
         cond = cond if cond.dtype == object else cond.astype(bool)
     return bind(_p.where, x, y, cond=cond)
@@ -86,7 +86,7 @@ def _dtype(x: Any, dtype: Any, fn: str) -> Any:
     if dtype is None:
         return x
     if not isinstance(x, Box):
-        return x if _namespace[0] is not None else _np.asarray(x, dtype=dtype)
+        return x if namespace() is not None else _np.asarray(x, dtype=dtype)
     kept = _np.dtype(float) if x.dtype == object else x.dtype  # SymPy's values compile to float64
     if _np.dtype(dtype) != kept:
         raise DiffkitError(f"{fn}: dtype={_np.dtype(dtype)} differs from the {kept} of the value "
@@ -241,7 +241,7 @@ def _gather(x: Any, idx: tuple) -> Any:
 def _filled_like(x: Any, fill: float, dtype: Any, peer_function: str) -> Any:
     """A constant of ``x``'s shape: made by the peer's array library when running on its
     arrays (so it meets ``x`` in a torch or JAX program), else by numpy."""
-    xp = _namespace[0]
+    xp = namespace()
     if xp is not None and not isinstance(x, (Box, _np.ndarray, _np.generic)):
         return getattr(xp, peer_function)(x, dtype=dtype)
     dtype = dtype or (x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype)
@@ -337,7 +337,7 @@ asarray = array
 
 def matmul(x: Any, y: Any) -> Any:
     """Matrix product ``x @ y`` with numpy's rules for vectors and stacks of matrices."""
-    if not isinstance(x, Box) and not isinstance(y, Box) and _namespace[0] is None:
+    if not isinstance(x, Box) and not isinstance(y, Box) and namespace() is None:
         return _np.matmul(x, y)
     if ndim(x) == 0 or ndim(y) == 0:
         raise DiffkitError("matmul: operands must be arrays, not scalars; use * instead")

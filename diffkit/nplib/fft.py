@@ -22,14 +22,14 @@ import numpy as np
 from numpy.fft import fftfreq, rfftfreq  # noqa: F401
 
 from .. import primitives as _p
-from ..core import Box, DiffkitError, _namespace, bind, ndim, shape
+from ..core import Box, DiffkitError, bind, namespace, ndim, shape
 from .base import concatenate, getitem, zeros
 from .shaping import roll
 
 
 def _plain(a: Any) -> bool:
     """Plain numpy values: numpy's own transforms, to the last bit."""
-    return not isinstance(a, Box) and _namespace[0] is None
+    return not isinstance(a, Box) and namespace() is None
 
 
 def _resize(x: Any, axis: int, n: int) -> Any:

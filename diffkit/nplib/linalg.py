@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import primitives as _p
-from ..core import Box, DiffkitError, NotApplicable, _namespace, bind, ndim, primal, shape
+from ..core import Box, DiffkitError, NotApplicable, bind, namespace, ndim, primal, shape
 from .base import abs, getitem, matmul, max, min, reshape, sqrt, stack, sum, transpose  # noqa: A004
 from .contract import tensordot  # noqa: F401
 from .math import conj
@@ -101,7 +101,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
 def _packed(x: Any) -> bool:
     """Whether a factorization must go through its primitive (a value being differentiated,
     or another library's arrays), not straight to numpy."""
-    return isinstance(x, Box) or _namespace[0] is not None
+    return isinstance(x, Box) or namespace() is not None
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
-from ..core import Box, DiffkitError, NotApplicable, _namespace, in_batch, primal, shape
+from ..core import Box, DiffkitError, NotApplicable, in_batch, namespace, primal, shape
 from ..compiler.passes import equation_key
 from ..ir.graph import Eqn, Graph, Var
 from ..ir.tracer import GraphTracer, trace_types, tracing
@@ -186,10 +186,19 @@ def _while(what: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> 
         val = new
 
 
+def one_loop() -> bool:
+    """Whether a ``dk.fori_loop`` here is one loop of a program, run whole, rather than
+    Python's loop over its steps: a graph is being traced (``compiled``, ``dk.jit``), or
+    the primitives compute on JAX's arrays (``jax.lax``'s loop). A program whose loop may
+    stop early writes it as a bounded ``fori_loop`` whose finished state is a fixed point
+    there, and as a Python loop that stops elsewhere."""
+    return tracing() or _peer_loops() is not None
+
+
 def _peer_loops() -> Any:
     """``jax.lax`` while the primitives compute on JAX's arrays (``diffkit.core.using``):
     there a loop is JAX's own, compiled once by ``jax.jit``; None otherwise."""
-    xp = _namespace[0]
+    xp = namespace()
     if xp is None or getattr(xp, "__name__", "") != "jax.numpy":
         return None
     import jax  # (a peer: present whenever its arrays are)

@@ -7,6 +7,11 @@ float32 every figure would measure the dtype, not the method). With ``jit=True``
 that compile time is ``stats()['setup_s']``, apart from the per-call time. A compiled function
 cannot branch on values (``if x > 0:``): JAX then says so; use ``dnp.where``.
 
+Called on another JAX transform's tracers (an inner derivative inside a function this
+backend differentiates, or inside a ``lax`` loop body), a transform nests as JAX's own do:
+it is applied to the tracers, not compiled apart, and gives JAX values; the outermost
+call compiles the whole program once.
+
 >>> import diffkit as dk, diffkit.numpy as dnp                            # doctest: +SKIP
 >>> dk.grad(lambda x: dnp.sum(x ** 2), backend=dk.backend("jax", jit=True))([1.0, 2.0])  # doctest: +SKIP
 array([2., 4.])
@@ -23,7 +28,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...checks import check_scalar
-from ...core import DiffkitError, shape
+from ...core import DiffkitError, namespace, shape
+from ...pytree import flatten, structure
 from . import PEERS, PeerBackend, on, to_numpy, tree_to_numpy
 
 
@@ -48,7 +54,7 @@ class JaxBackend(PeerBackend):
         """``make(g)`` where ``g`` is ``fun`` on JAX arrays; compiled for ``args`` if jit."""
         jax = self.lib()
         g = on(jax.numpy, fun)
-        if not self.options["jit"]:
+        if not self.options["jit"] or self.nested():
             return self._explained(make(g))
         same = getattr(fun, "cache_key", None)  # (a transform's wrapper, new at every call)
         if same is not None:
@@ -68,6 +74,41 @@ class JaxBackend(PeerBackend):
             per_fun[key] = (lowered.compile(), time.perf_counter() - start)
         compiled, self._setup_s = per_fun[key]
         return compiled
+
+    def stage(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        """With ``jit=True``, ``call(static, *arrays)`` (a whole transformed call whose
+        other arguments are arrays) compiled once per ``static`` and array shapes, the
+        arrays its inputs: as ``jax.jit`` of the function that calls the transform, not one
+        compile per call of a function closing over new arrays."""
+        if not self.options["jit"]:
+            return call
+        jax = self.lib()
+        compiled: dict = {}
+
+        def staged(static: tuple, *arrays: Any) -> Any:
+            if self.nested():
+                return call(static, *arrays)
+            leaves, _ = flatten(arrays)
+            key = (static, structure(list(arrays)),
+                   tuple((shape(v), np.result_type(v).str) for v in leaves))
+            if key not in compiled:
+                start = time.perf_counter()
+                whole = self._explained(jax.jit(on(jax.numpy, lambda a: call(static, *a))).lower)
+                compiled[key] = (whole(arrays).compile(), time.perf_counter() - start)
+            run, self._setup_s = compiled[key]
+            return tree_to_numpy(run(arrays),
+                                 lambda v: to_numpy(v) if isinstance(v, jax.Array) else v)
+
+        return staged
+
+    def nested(self) -> bool:
+        """Whether this call is inside a function JAX is running (on its arrays): its
+        arguments, or the values it closes over, are an enclosing transform's."""
+        return namespace() is self.lib().numpy
+
+    def _result(self, v: Any) -> Any:
+        """A result as diffkit returns it: numpy, or JAX's own value when nested."""
+        return v if self.nested() else to_numpy(v)
 
     def _explained(self, fn: Callable) -> Callable:
         """``fn`` whose JAX tracing errors become one DiffkitError line saying what to do."""
@@ -94,16 +135,16 @@ class JaxBackend(PeerBackend):
                          lambda g: jax.value_and_grad(g, has_aux=has_aux), self.check(x))
         out, grad = vg(x)
         value, aux = out if has_aux else (out, None)
-        check_scalar(np.asarray(value), "grad")
-        aux = tree_to_numpy(aux, lambda v: to_numpy(v) if isinstance(v, jax.Array) else v)
-        return to_numpy(value), aux, to_numpy(grad)
+        check_scalar(value, "grad")
+        aux = tree_to_numpy(aux, lambda v: self._result(v) if isinstance(v, jax.Array) else v)
+        return self._result(value), aux, self._result(grad)
 
     def jvp(self, fun: Callable, x: Any, x_dot: Any) -> tuple[Any, Any]:
         jax = self.lib()
         push = self._build(fun, "jvp", lambda g: lambda z, t: jax.jvp(g, (z,), (t,)),
                            self.check(x), x_dot)
         y, y_dot = push(x, x_dot)
-        return to_numpy(y), to_numpy(y_dot)
+        return self._result(y), self._result(y_dot)
 
     def vjp(self, fun: Callable, x: Any) -> tuple[Any, Callable[[Any], Any]]:
         jax = self.lib()
