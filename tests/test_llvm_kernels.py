@@ -161,7 +161,7 @@ def test_the_route_is_decided_from_the_kernels_types():
                                      Param("o0", "out", dtype, (3,))], body, 0, [])
 
     f64 = kernel(np.dtype(np.float64))
-    assert llvm_kernels.llvm_route(f64) and not llvm_kernels.llvm_route(f64, parallel=True)
+    assert llvm_kernels.llvm_route(f64)
     fn = llvm_kernels.lower(f64, kernel_cache.cache_dir())
     x, out = np.array([-1.5, 0.0, 2.25]), np.empty(3)
     fn(x, out)

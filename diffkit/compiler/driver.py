@@ -27,12 +27,13 @@ kept lean: no array allocated inside (no runtime calls), float64 functions as
 in the kernel's float32 where it computes in float32. The fusion report names the route
 per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
 
-``parallel=True`` splits a kernel's outer loop over threads (a Numba ``prange``) only
-where that gains (:func:`threads_pay`): a large loop with enough C library calls (``exp``,
-``sin`` ...) per element for the work to be compute, not memory traffic. A memory-bound
-loop such as Rosenbrock's gradient stays the one-thread LLVM kernel: through Numba's
-threads it gained nothing when measured (their start costs, and the Numba kernel is not
-the vectorized LLVM one), although a second core adds some memory bandwidth here.
+``parallel=True`` shares a kernel among the cores where that gains
+(:func:`.llvm_kernels.threads_share`): an LLVM kernel whose estimated one-thread time
+(elements times the cost of each one's operations, :func:`.llvm_kernels.seconds`) is at
+least 200 µs runs in parts of its first axis, one per core, each part machine code of its
+own (the route says ``llvm ×2``). Memory-bound loops gain too: a second core adds memory
+bandwidth here (Rosenbrock's gradient at 10^6: 0.72x one thread). A Numba kernel (float32,
+integers) is a ``prange`` where :func:`threads_pay`.
 
 The rest of the program (library calls such as ``matmul``, scalar lines) is the numpy
 code of :mod:`.codegen`. Both routes cache machine code in diffkit's cache folder
@@ -57,7 +58,7 @@ from .codegen import Writer, compile_source
 from .fusion import FusionPlan, fuse, shifted_sources
 from .kernel_cache import cache_dir
 from .kernel_ir import KernelTooLarge, build
-from .llvm_kernels import llvm_route, lower
+from .llvm_kernels import cores, llvm_route, lower, split, threads_share
 from .matvec import pair_products
 from .numba_kernels import dtype_name, load, numba_or_none, numba_source, threads_pay
 from .short_products import short_products
@@ -80,10 +81,10 @@ def compile_plan(plan: FusionPlan, name: str = "f", parallel: bool = False
         if ir is None:
             calls.append((step, None, None))
             continue
-        threads = parallel and threads_pay(ir)
+        fn = lower(ir, cache_dir(), cores() if parallel and threads_share(ir) else 1)
+        threads = fn is None and parallel and threads_pay(ir)
         src = numba_source(ir, threads)
-        fn = None if threads else lower(ir, cache_dir())
-        step.route = "llvm" if fn is not None else "numba prange" if threads else "numba"
+        step.route = _route(fn, threads)
         kernel_src.append(src)
         if fn is None:
             numba_src.append(src)
@@ -145,9 +146,18 @@ def kernel_routes(plan: FusionPlan, parallel: bool = False) -> FusionPlan:
     from the kernels' types without rendering or compiling them (``diffkit show --code``)."""
     for k in plan.kernels:
         ir = build(plan, k)
-        k.route = ("numba prange" if parallel and threads_pay(ir) else
-                   "llvm" if llvm_route(ir) else "numba")
+        parts = split(ir, cores()) if parallel and threads_share(ir) else []
+        k.route = (f"llvm ×{len(parts)}" if parts else "llvm") if llvm_route(ir) else \
+            "numba prange" if parallel and threads_pay(ir) else "numba"
     return plan
+
+
+def _route(fn: Any, threads: bool) -> str:
+    """How a kernel was compiled, as the fusion report says it: ``llvm`` (``llvm ×2``: its
+    first axis shared by two threads), ``numba`` or ``numba prange``."""
+    if fn is None:
+        return "numba prange" if threads else "numba"
+    return f"llvm ×{fn.parts}" if fn.parts > 1 else "llvm"
 
 
 def _scalar(v: Any) -> Any:

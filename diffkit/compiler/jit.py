@@ -165,8 +165,8 @@ def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = Tr
     program of scalars on the tape VM (``pip install diffkit[jit]``; without Numba it says
     so once and runs the numpy code); ``fuse=False`` runs the generated numpy program, one
     call per equation. ``parallel=True`` lets the fused loops that gain use all cores:
-    large loops with enough transcendental work per element (see
-    :func:`.numba_kernels.threads_pay`); memory-bound loops stay on one thread, as by default."""
+    those estimated to take 200 µs or more on one (:func:`.llvm_kernels.threads_share`),
+    shared by parts of their first axis."""
     return Jit(fun, static_argnums, fuse, parallel)
 
 

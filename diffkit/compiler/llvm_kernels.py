@@ -24,8 +24,10 @@ data pointer or number out of the tuple (``a.ctypes.data`` would cost microsecon
 array and call) and calls the loops.
 
 Scope (:func:`llvm_route`, decided from the types alone): arrays of float64 or bool,
-float64 scalars and values, not ``parallel``. Any other kernel (float32, integers) is
-compiled by Numba.
+float64 scalars and values. Any other kernel (float32, integers) is compiled by Numba.
+With ``parallel=True`` a kernel that takes long enough (:func:`threads_share`) is compiled
+once per part of its first axis, and the parts run at once on the cores
+(:class:`LLVMKernel`).
 
 Machine code is cached like Numba's ``cache=True``: the object file, named by the hash
 of the IR and the CPU, goes to the cache folder the caller names; a second process loads
@@ -51,7 +53,9 @@ import hashlib
 import importlib.util
 import os
 import struct
+from math import prod
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +63,16 @@ import numpy as np
 
 from ..primitives.lowering import OPS
 from . import vector_math
+from .formulas import CHEAP_CALLS
 from .kernel_ir import Instr, KernelIR, Operand, Param, flattened
 
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 #: rows of a matrix-vector pair's block (.matvec): as many as fit in this many bytes
 MATVEC_BLOCK_BYTES = 64 * 1024
 MATVEC_ROWS = 4  # rows a pair's products take at once
+#: a kernel's loops are cut at their edges' tests while that makes at most this many
+#: copies of the body (a 2-D stencil's 3 x 3)
+RANGES = 9
 
 #: how often this process compiled a kernel, and loaded one from the disk cache
 STATS = {"compiled": 0, "loaded": 0}
@@ -101,12 +109,12 @@ def double_literal(v: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-def llvm_route(ir: KernelIR, parallel: bool = False, bool_scalars: bool = False) -> bool:
+def llvm_route(ir: KernelIR, bool_scalars: bool = False) -> bool:
     """Whether this module renders the kernel (else Numba compiles it): float64 or bool
-    arrays, float64 scalars, arithmetic and calls on float64, one thread, llvmlite there.
+    arrays, float64 scalars, arithmetic and calls on float64, llvmlite there.
     ``bool_scalars``: boolean scalars too, for a caller that passes them as 0.0 or 1.0 (a
     loop compiled whole; Python's floats are read from the tuple)."""
-    if parallel or None in (DATA, ITEMS, NUMBER) or \
+    if None in (DATA, ITEMS, NUMBER) or \
             importlib.util.find_spec("llvmlite") is None:
         return False
     scalars = (F64, BOOL) if bool_scalars else (F64,)
@@ -125,6 +133,10 @@ class Emitter:
         self.params: dict[str, Param] = {p.name: p for p in ir.params}
         self.slots: dict[str, str] = {}       # result -> its LLVM type (slot %v.<name>)
         self.loops: dict[int, str] = {}       # axis -> the loop variable's i64 value
+        self.known: dict[int, tuple[int, int]] = {}  # axis -> the range its loop runs now
+        self.cuts = {axis: sorted({b for i in ir.instructions() if i.op == "if"
+                                   for a, _, b in i.args[0] if a == axis})
+                     for axis in range(len(ir.domain))}
         self.body: list[str] = []
         self.decls: set[str] = set()
         self.vector: set[str] = set()        # vector_math functions it calls
@@ -247,9 +259,24 @@ class Emitter:
         return self.emit(f"call double @{fn}({', '.join('double ' + a for a in args)})")
 
     def branch(self, tests: tuple, body: tuple) -> None:
-        """``body`` where every test on the loop variables holds."""
-        test = None
+        """``body`` where every test on the loop variables holds (a test on a loop whose
+        range decides it is decided here: its body is written without it, or not at all)."""
+        left = []
         for axis, cmp, bound in tests:
+            if axis not in self.known:
+                left.append((axis, cmp, bound))
+                continue
+            lo, hi = self.known[axis]
+            if (cmp == ">=" and hi <= bound) or (cmp == "<" and lo >= bound):
+                return  # false on the whole range
+            if not ((cmp == ">=" and lo >= bound) or (cmp == "<" and hi <= bound)):
+                left.append((axis, cmp, bound))
+        if not left:
+            for i in body:
+                self.instr(i)
+            return
+        test = None
+        for axis, cmp, bound in left:
             t = self.emit(f"icmp {'sge' if cmp == '>=' else 'slt'} i64 {self.loops[axis]}, "
                           f"{bound}")
             test = t if test is None else self.emit(f"and i1 {test}, {t}")
@@ -287,9 +314,21 @@ class Emitter:
             self.body.append(f"  br label %{head}, !llvm.loop !{self.meta[-1]}")
         self.label(done)
 
-    def loop(self, axis: int, lo: str = "0", hi: str | None = None) -> None:
+    def loop(self, axis: int, lo: int | str = 0, hi: int | str | None = None) -> None:
         """The loop over ``axis`` of the domain (from ``lo`` to ``hi``), the inner loops
-        or the body inside; the innermost left whole when the body tests no edge."""
+        or the body inside. It is cut where a test on it changes (an edge: ``i < n - 1``),
+        one loop per range with the tests decided (:meth:`branch`), while the copies of
+        the body stay few (:data:`RANGES`): the long middle loop then has no test and
+        vectorizes, whatever range a thread's share is. The innermost loop is left whole
+        when no test is left in it. (Bounds that are IR values, a block of rows, are not
+        cut.)"""
+        hi = self.ir.domain[axis] if hi is None else hi
+        ranges: list[tuple[Any, Any]] = [(lo, hi)]
+        if isinstance(lo, int) and isinstance(hi, int) and \
+                prod(len(self.cuts[a]) + 1 for a in range(axis + 1)) <= RANGES:
+            cuts = [lo, *(b for b in self.cuts[axis] if lo < b < hi), hi]
+            ranges = list(zip(cuts, cuts[1:]))
+
         def body(i: str) -> None:
             self.loops[axis] = i
             if axis + 1 < len(self.ir.domain):
@@ -299,9 +338,14 @@ class Emitter:
                     self.instr(instr)
             del self.loops[axis]
         innermost = axis + 1 == len(self.ir.domain)
-        whole = innermost and not any(i.op == "if" for i in self.ir.body)
-        self.counted(f"i{axis}", lo, str(self.ir.domain[axis]) if hi is None else hi, body,
-                     unroll=not whole)
+        for a, b in ranges:
+            if len(ranges) > 1:
+                self.known[axis] = (a, b)
+            whole = innermost and all(
+                t[0] in self.known for i in self.ir.instructions() if i.op == "if"
+                for t in i.args[0])
+            self.counted(f"i{axis}", str(a), str(b), body, unroll=not whole)
+            self.known.pop(axis, None)
 
     def element(self, array: str, flat: str) -> str:
         return self.emit(f"getelementptr inbounds double, ptr %{array}, i64 {flat}")
@@ -407,16 +451,18 @@ class Emitter:
             f"  store double 0.0, ptr {self.element(out, j)}"))
         self.counted("b", "0", str(-(-m // block)), rows_block)
 
-    def function(self, symbol: str) -> str:
+    def function(self, symbol: str, part: tuple[int, int] | None = None) -> str:
         """Two functions: ``@symbol.loops`` on data pointers and numbers (``noalias``: LLVM
         may vectorize), and ``@symbol``, called from Python with one tuple (the kernel's
         arrays and numbers in order, then the sums' array), which reads each item's data
         pointer or number and calls it (not inlined: the loops keep their ``noalias``
-        arguments through the light pass that peels them)."""
+        arguments through the light pass that peels them). ``part``: the range of the
+        first axis it computes (a thread's share), as constants, so that the light pass
+        still peels the edges' tests off and the rest vectorizes."""
         if self.ir.matvec:
             self.matvec_loops()
         else:
-            self.loop(0)
+            self.loop(0, *(part or ()))
         written = self.ir.matvec.rows if self.ir.matvec else None  # the rows: written first
         inner, unpack = [], []
         for k, p in enumerate(self.ir.params):
@@ -438,9 +484,7 @@ class Emitter:
                        "  %sums.obj = load ptr, ptr %sums.item",
                        f"  %sums.at = getelementptr i8, ptr %sums.obj, i64 {DATA}",
                        "  %sums = load ptr, ptr %sums.at"]
-        names = [a.split()[-1] for a in inner]
-        call_args = ", ".join(f"{'double' if a.startswith('double') else 'ptr'} {n}"
-                              for a, n in zip(inner, names))
+        call_args = ", ".join(f"{a.split()[0]} {a.split()[-1]}" for a in inner)
         slots = [f"  %v.{n} = alloca {ty}" for n, ty in self.slots.items()]
         sums = [line for k in range(self.ir.sums) for line in
                 (f"  %s.{k} = alloca double", f"  store double 0.0, ptr %s.{k}")]
@@ -465,9 +509,10 @@ class Emitter:
             f"!{n} = distinct !{{!{n}, !{whole}}}" for n in self.meta]
 
 
-def kernel_llvm(ir: KernelIR, symbol: str) -> str:
-    """The LLVM IR of a kernel inside :func:`llvm_route`'s scope."""
-    return Emitter(ir).function(symbol)
+def kernel_llvm(ir: KernelIR, symbol: str, part: tuple[int, int] | None = None) -> str:
+    """The LLVM IR of a kernel inside :func:`llvm_route`'s scope (``part``: of its first
+    axis, see :meth:`Emitter.function`)."""
+    return Emitter(ir).function(symbol, part)
 
 
 # -------------------------------------------------------------------- machine code
@@ -554,10 +599,14 @@ class LLVMKernel:
     """A compiled kernel called as Numba's would be: ``k(*inputs, *outputs)`` returns the
     tuple of its sums (None without sums). Its arguments go to the machine code as one
     tuple, however many there are (ctypes' limit is 1,024 arguments): arrays made
-    C-contiguous on the way in, numbers as floats, the sums' array last."""
+    C-contiguous on the way in, numbers as floats, the sums' array last. With several
+    ``addresses`` (one per part of the first axis, :func:`split`) each part runs at once
+    on a thread of its own, the first on the calling thread (ctypes lets the GIL go during
+    the call), and the parts' sums are added in order."""
 
-    def __init__(self, address: int, params: Sequence[Param], sums: int) -> None:
-        self.fn, self.sums = ctypes.CFUNCTYPE(None, ctypes.py_object)(address), sums
+    def __init__(self, addresses: Sequence[int], params: Sequence[Param], sums: int) -> None:
+        self.fns = [ctypes.CFUNCTYPE(None, ctypes.py_object)(a) for a in addresses]
+        self.sums, self.parts = sums, len(addresses)
         # (called at every step of a program: the conversions by position, worked out once)
         self.arrays = [(i, p.dtype) for i, p in enumerate(params) if p.kind == "array"]
         self.numbers = [i for i, p in enumerate(params) if p.kind == "scalar"]
@@ -568,23 +617,107 @@ class LLVMKernel:
             call[i] = np.ascontiguousarray(call[i], dtype)
         for i in self.numbers:
             call[i] = float(call[i])
+        sums = [np.empty(self.sums) for _ in self.fns]
+        calls = [tuple(call + [s]) if self.sums else tuple(call) for s in sums]
+        if self.parts == 1:
+            self.fns[0](calls[0])
+        else:
+            others = [workers(self.parts - 1).submit(fn, c) for fn, c in
+                      zip(self.fns[1:], calls[1:])]
+            self.fns[0](calls[0])
+            for f in others:
+                f.result()
         if not self.sums:
-            self.fn(tuple(call))
             return None
-        sums = np.empty(self.sums)
-        call.append(sums)
-        self.fn(tuple(call))
-        return tuple(sums.tolist())
+        return tuple(sums[0].tolist() if self.parts == 1 else np.sum(sums, axis=0).tolist())
 
 
-def lower(ir: KernelIR, cache: Path) -> LLVMKernel | None:
+#: a kernel's time per element on one core, estimated from its operations (fitted on the
+#: 2-core host by benchmarks/threads.py): ~0.25 ns of memory traffic and vectorized
+#: arithmetic, ~0.6 ns per call of diffkit's vector math (exp, log, log1p, tanh), ~5 ns per
+#: call of the C library (sin, expm1 ...: one opaque call per element)
+NS_PER_ELEMENT, NS_PER_VECTOR_CALL, NS_PER_LIBRARY_CALL = 0.25, 0.6, 5.0
+#: parallel=True shares a kernel among the cores from this estimated one-thread time on:
+#: handing a part to a thread and waiting for it costs ~50-75 µs here
+THREADS_MIN_SECONDS = 200e-6
+
+
+def seconds(ir: KernelIR) -> float:
+    """The kernel's estimated time on one core (its arithmetic intensity, in effect):
+    elements times the cost of each one's operations (:data:`NS_PER_ELEMENT` ...).
+
+    >>> import diffkit.numpy as dnp
+    >>> from diffkit.compiler.fusion import fuse
+    >>> from diffkit.compiler.kernel_ir import build
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> def estimate(f):
+    ...     plan = fuse(trace_graph(f, (np.ones(10**6),)))
+    ...     return round(seconds(build(plan, plan.kernels[0])) * 1e6)
+    >>> estimate(lambda x: x * 2.0), estimate(dnp.tanh), estimate(dnp.sin)   # µs
+    (250, 850, 5250)
+    """
+    ns = NS_PER_ELEMENT
+    for i in ir.instructions():
+        if i.op in OPS and OPS[i.op].kind == "call":
+            ns += NS_PER_VECTOR_CALL if OPS[i.op].c in vector_math.CALLS else \
+                0.0 if OPS[i.op].c in CHEAP_CALLS else NS_PER_LIBRARY_CALL
+    return int(np.prod(ir.domain)) * ns * 1e-9
+
+
+def threads_share(ir: KernelIR) -> bool:
+    """Whether ``parallel=True`` shares this kernel among threads: one that takes long
+    enough on one core (:func:`seconds` ≥ :data:`THREADS_MIN_SECONDS`), compute- or
+    memory-bound alike (a second core adds memory bandwidth here: Rosenbrock's gradient
+    at 10^6 runs in 0.7-0.8x the time), whose parts write apart (not a sum over rows into
+    one row, nor a matrix-vector pair)."""
+    return seconds(ir) >= THREADS_MIN_SECONDS and ir.matvec is None and \
+        not any(i.op == "add_at" for i in ir.instructions())
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity, e.g. one when pinned)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+
+
+_workers: list[ThreadPoolExecutor] = []
+
+
+def workers(n: int) -> ThreadPoolExecutor:
+    """The process's kernel threads (at least ``n``), started on first use."""
+    if not _workers or _workers[0]._max_workers < n:
+        _workers[:] = [ThreadPoolExecutor(n, thread_name_prefix="diffkit-kernel")]
+    return _workers[0]
+
+
+def shares(rows: int, threads: int, align: int = 8) -> list[tuple[int, int]]:
+    """The first axis's ``rows`` cut into ``threads`` contiguous parts of nearly equal
+    size, each boundary a multiple of ``align`` (whole cache lines per thread).
+
+    >>> shares(1000, 2), shares(1001, 3)
+    ([(0, 504), (504, 1000)], [(0, 336), (336, 672), (672, 1001)])
+    """
+    cuts = [min(rows, -(-(rows * k // threads) // align) * align) for k in range(threads + 1)]
+    return [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
+
+
+def split(ir: KernelIR, threads: int) -> list[tuple[int, int]]:
+    """The parts of the (flattened) kernel's first axis for ``threads``: none for one."""
+    parts = shares(flattened(ir).domain[0], threads) if threads > 1 else []
+    return parts if len(parts) > 1 else []
+
+
+def lower(ir: KernelIR, cache: Path, threads: int = 1) -> LLVMKernel | None:
     """The kernel compiled through LLVM IR (machine code cached in the folder ``cache``),
     or None outside :func:`llvm_route`'s scope or when LLVM refuses it: then Numba
-    compiles it."""
+    compiles it. ``threads``: its first axis shared by that many threads, a function
+    compiled for each part."""
     if not llvm_route(ir):
         return None
+    ir = flattened(ir)
     try:
-        address = _address(kernel_llvm(flattened(ir), "KERNEL"), cache)
+        addresses = [_address(kernel_llvm(ir, "KERNEL", part), cache)
+                     for part in split(ir, threads) or [None]]
     except (ImportError, RuntimeError):  # no llvmlite; LLVM refused the IR (a gap here)
         return None
-    return LLVMKernel(address, ir.params, ir.sums)
+    return LLVMKernel(addresses, ir.params, ir.sums)

@@ -2,7 +2,7 @@
 ``numba.njit``, the module of a program's Numba kernels, and when threads pay.
 
 A kernel the LLVM renderer (:mod:`.llvm_kernels`) does not take — float32 or integer
-arrays, or threads — is written here as the loop :mod:`.driver` describes and compiled as
+arrays — is written here as the loop :mod:`.driver` describes and compiled as
 ``@njit(cache=True, error_model='numpy', fastmath={'reassoc'})`` (without ``reassoc`` where
 a matrix-vector pair's sums keep their order): no array allocated inside
 (no runtime calls), float64 functions as :mod:`math` calls, numbers in the kernel's float32
