@@ -51,6 +51,10 @@ class Primitive:
     argument ``i`` (``y`` is the output); ``vjp[i](y_bar, y, *args, **params)`` is the
     adjoint flowing back to argument ``i``. ``jvp_joint`` replaces the per-argument jvp
     for linear n-ary primitives (it receives all tangents, zeros filled in).
+    ``jvp_pair(x_dots, *args, **params)`` gives ``(y, y_dot)`` at once, in place of both
+    the evaluation and ``jvp_joint`` in forward mode: for a primitive whose tangent
+    computes its value anyway (a loop's JVP runs the loop's own steps), so that forward
+    mode does not run it twice.
     ``saves[i]`` names what ``vjp[i]`` reads, in that rule's own parameter names
     (``"y"``, ``"x z"``, ``""`` for nothing but shapes): what a reverse-mode tape keeps.
     Undeclared (``None``) means everything.
@@ -102,6 +106,7 @@ class Primitive:
     jvp: Sequence[Callable[..., Any]] = ()
     vjp: Sequence[Callable[..., Any]] = ()
     jvp_joint: Callable[..., Any] | None = None
+    jvp_pair: Callable[..., Any] | None = None
     saves: Sequence[str] | None = None
     batch: Callable[..., Any] | None = None
     sympy: Callable[..., Any] | None = None

@@ -58,6 +58,10 @@ class ForwardInterpreter(Interpreter):
             x_dots.append(x_dot)
         if not prim.complex:
             refuse_complex(prim, xs)
+        if prim.jvp_pair is not None:
+            y, y_dot = prim.jvp_pair([zeros(x) if t is None else t for x, t in zip(xs, x_dots)],
+                                     *xs, **params)
+            return self._out(prim, args, Dual(self, y, y_dot))
         y = bind(prim, *xs, **params) if boxed else prim.impl(*xs, **params)
         if prim.jvp_joint is not None:
             y_dot = prim.jvp_joint([zeros(x) if t is None else t for x, t in zip(xs, x_dots)],
@@ -70,7 +74,9 @@ class ForwardInterpreter(Interpreter):
                     y_dot = term if y_dot is None else y_dot + term
             if prim.broadcasts and type(y) is not np.float64 and shape(y_dot) != shape(y):
                 y_dot = broadcast_to(y_dot, shape=shape(y))  # a broadcast input's tangent
-        out = Dual(self, y, y_dot)
+        return self._out(prim, args, Dual(self, y, y_dot))
+
+    def _out(self, prim: Primitive, args: Any, out: Dual) -> Dual:
         if self.observe is not None:
             self.observe(prim, args, out)
         return out

@@ -78,7 +78,10 @@ def _from_jvp(interp: TaylorInterpreter, prim: Primitive, xs: list, params: dict
         args = [x.value if isinstance(x, Constant) else Series(interp, x[:k]) for x in xs]
         ys = Series(interp, stack(y))
         x_dots = [None if isinstance(x, Constant) else Series(interp, _slope(x, k)) for x in xs]
-        if prim.jvp_joint is not None:
+        if prim.jvp_pair is not None:  # (a loop: its value again, with the tangent)
+            y_dot = prim.jvp_pair([np.zeros(np.shape(x.value)) if t is None else t
+                                   for x, t in zip(xs, x_dots)], *args, **params)[1]
+        elif prim.jvp_joint is not None:
             y_dot = prim.jvp_joint([np.zeros(np.shape(x.value)) if t is None else t
                                     for x, t in zip(xs, x_dots)], ys, *args, **params)
         else:

@@ -437,7 +437,7 @@ def replay(graph: Graph, inputs: Sequence[Any]) -> dict[Var, Any]:
 def apply(e: Eqn, args: list[Any]) -> Any:
     """One equation on actual operands; a comparison looks at values only (its derivative
     is zero, and a mask carries no tangent), one per example under ``vmap``."""
-    if not e.prim.jvp and e.prim.jvp_joint is None:
+    if not e.prim.jvp and e.prim.jvp_joint is None and e.prim.jvp_pair is None:
         args = [primal(a) if isinstance(a, Box) and a.expression else without_derivatives(a)
                 for a in args]
     return bind(e.prim, *args, **e.params)

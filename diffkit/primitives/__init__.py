@@ -91,7 +91,8 @@ def source(name: str) -> dict[str, list[str]]:
         except (OSError, TypeError):
             return repr(fn)
 
-    jvp = [text(prim.jvp_joint)] if prim.jvp_joint else [text(r) for r in prim.jvp]
+    joint = prim.jvp_pair or prim.jvp_joint
+    jvp = [text(joint)] if joint else [text(r) for r in prim.jvp]
     vjp = [text(prim.vjp.rule)] if isinstance(prim.vjp, Each) else [text(r) for r in prim.vjp]
     return {"numpy": [text(prim.impl)], "sympy": [text(prim.sympy)] if prim.sympy else [],
             "jvp": list(dict.fromkeys(jvp)), "vjp": list(dict.fromkeys(vjp))}

@@ -248,19 +248,26 @@ def jvp_body(body: Body) -> Body:
     return Body(graph, carries, n + sum(diff[m:m + n]), body.length, body.reverse, body.build)
 
 
-def _jvp(tangents: list[Any], y: Any, *operands: Any, body: Body) -> Any:
+def _jvp(tangents: list[Any], *operands: Any, body: Body) -> tuple[Any, Any]:
+    """The loop and its tangent, as one scan of the body's JVP (its carries' values and
+    ys are the loop's own: the loop is not run apart)."""
     jb = body.derive("jvp", lambda: jvp_body(body))
     m, n, diff = body.carries, body.xs, body.differentiable()
     groups = [range(0, m), range(m, m + n), range(m + n, len(operands))]
     args = [a for g in groups for a in (*(operands[k] for k in g),
                                         *(tangents[k] for k in g if diff[k]))]
-    parts = jb.unpack(scan_p(*args, body=jb))
+    packed = scan_p(*args, body=jb)
     out_diff = floats(body.outputs)
-    if not all(out_diff):
-        return np.zeros(shape(y), np.result_type(y))
     mc = sum(out_diff[:m])
+    sp, q = jb.spans(), len(out_diff) - m  # (the JVP's: carries, their dots, ys, theirs)
+    y = dnp.concatenate([packed[:sp[m - 1][1]], packed[sp[m + mc][0]:sp[m + mc + q - 1][1]]]) \
+        if mc and q else packed[:body.size]
+    if not all(out_diff):
+        return y, np.zeros(shape(y), np.result_type(y))
+    parts = jb.unpack(packed)
     dots = parts[m:m + mc] + parts[m + mc + (len(out_diff) - m):]
-    return dnp.concatenate([dnp.ravel(d) for d in dots]) if dots else np.zeros(0, body.dtype)
+    return y, dnp.concatenate([dnp.ravel(d) for d in dots]) if dots else \
+        np.zeros(0, body.dtype)
 
 
 # --------------------------------------------------------------------------- reverse mode
@@ -342,6 +349,6 @@ def one_by_one(prim: Primitive) -> Callable[..., Any]:
     return rule
 
 
-scan_p = Primitive("scan", run, jvp_joint=_jvp, vjp=Each(_vjp),
+scan_p = Primitive("scan", run, jvp_pair=_jvp, vjp=Each(_vjp),
                    abstract=lambda *operands, body: ((body.size,), body.dtype))
 scan_p.batch = one_by_one(scan_p)

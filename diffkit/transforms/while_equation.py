@@ -115,8 +115,9 @@ def run(*operands: Any, loop: Cycle) -> np.ndarray:
     return out
 
 
-def _jvp(tangents: list[Any], y: Any, *operands: Any, loop: Cycle) -> Any:
-    """One ``while`` over (carries, their tangents): the body's JVP, the same test."""
+def _jvp(tangents: list[Any], *operands: Any, loop: Cycle) -> tuple[Any, Any]:
+    """One ``while`` over (carries, their tangents): the body's JVP, the same test; its
+    carries' values are the loop's own (the loop is not run apart)."""
     m, k = loop.carries, loop.cond_consts
     if "jvp" not in loop.derived:
         # the body's JVP, as a scan body's without xs: (carries, tangents, consts, theirs)
@@ -133,9 +134,10 @@ def _jvp(tangents: list[Any], y: Any, *operands: Any, loop: Cycle) -> Any:
     args = [*carries, *operands[m:m + k], *(a for a, _ in body_consts),
             *(t for (_, t), d in zip(body_consts, diff[m + k:]) if d)]
     packed = while_p(*args, loop=jl)
+    y = packed[:loop.size]
     if not all(diff[:m]):
-        return np.zeros(np.shape(y), np.result_type(y))
-    return packed[loop.size:]
+        return y, np.zeros(np.shape(y), np.result_type(y))
+    return y, packed[loop.size:]
 
 
 def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, loop: Cycle) -> Any:
@@ -147,7 +149,7 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, loop: Cycle) -> Any:
         "the iterations that ran")
 
 
-while_p = Primitive("while_loop", run, jvp_joint=_jvp, vjp=Each(_vjp),
+while_p = Primitive("while_loop", run, jvp_pair=_jvp, vjp=Each(_vjp),
                     abstract=lambda *operands, loop: ((loop.size,), loop.carry_types[0][1]))
 while_p.batch = one_by_one(while_p)  # (each example stops when its own test fails)
 
