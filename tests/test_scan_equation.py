@@ -71,6 +71,23 @@ def test_value_and_grad_runs_the_forward_loop_once():
     assert names.count("scan") == 2
 
 
+def test_forward_mode_runs_the_loop_once():
+    """A jvp through a loop (a scan with ys, a while loop) is one loop, its JVP: the
+    loop's own carries and ys are read out of it, not computed by a second loop."""
+    def running(a):  # the final state and every state, as a scan's carry and ys
+        return dk.scan(lambda x, b_t: (a * x + b_t, a * x), 0.4, B)
+
+    push = lambda f: lambda a: dk.jvp(f, (a,), (1.0,), backend="compiled")  # noqa: E731
+    assert prims(push(running), 0.9).count("scan") == 1
+    assert prims(push(newton), 2.0).count("while_loop") == 1
+    (last, states), (d_last, d_states) = push(running)(0.9)
+    x_T, d_a, _, _ = closed_form(0.9, 0.4, B)
+    assert_close(last, x_T, rtol=1e-13)
+    assert_close(d_last, d_a, rtol=1e-12)
+    assert_close(states[-1] + B[-1], x_T, rtol=1e-13)  # y_t = a x_t, x_(t+1) = y_t + b_t
+    assert_close(d_states, central_diff(lambda a: running(a)[1], 0.9), rtol=1e-6)
+
+
 def test_second_derivative_is_a_loop_too():
     """x_T = a^T for x0 = 1, b = 0: the Hessian, forward over the reverse sweep."""
     f = lambda a: last_state(a, 1.0, np.zeros(12))
