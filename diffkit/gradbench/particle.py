@@ -30,7 +30,9 @@ Traced (the ``compiled`` backend), the Euler loop is a ``dk.fori_loop``: one loo
 graph, its step (with the inner derivative) traced once; fused, it runs as one
 machine-code loop (``docs/compiled.md``, "Loops"): each of the four functions builds in
 under a second and evaluates E and dE/dw in about 0.3 ms. Unrolled (before), its 512
-steps took the fused backend minutes to compile.
+steps took the fused backend minutes to compile. On JAX's arrays (the ``jax`` backend)
+the same loop is ``lax.fori_loop``, with the inner derivative nested in it
+(:func:`~diffkit.transforms.loops.one_loop` says where a loop is one loop).
 
 By hand (:func:`trajectory_by_hand`): ∇ₓp = −Σ_c d_c/r_c³ (d_c = x − c, r_c = ‖d_c‖) and
 the tangents of the state in w along the same steps, with ċ = (0, −1) for the moving
