@@ -78,9 +78,8 @@ class CompiledBackend(Backend):
         if isinstance(x, Box):
             return _REVERSE.value_and_grad(fun, x, has_aux)
 
-        g = self._graph(fun, x)
-
-        def value_and_grad(z: Any) -> tuple:
+        def value_and_grad(z: Any) -> tuple:  # (traced once: the graph is found only then)
+            g = self._graph(fun, x)
             outs, pull = linearize(g, [z])
             value, aux = g.rebuild(outs) if has_aux else (g.rebuild(outs), None)
             check_scalar(value, "grad")
