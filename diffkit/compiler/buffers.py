@@ -76,7 +76,8 @@ def held(plan: FusionPlan) -> list[Var]:
     blocked |= {root.get(a, a) for e in plan.library
                 if not _copying(e) and e.prim.kind != VIEW
                 for a in e.inputs if isinstance(a, Var)}
-    return [e.out for e in graph.eqns if e.out in made - blocked]
+    kept = made - blocked
+    return [e.out for e in graph.eqns if e.out in kept]
 
 
 ALIGN = 64  # bytes: a cache line, and one AVX-512 vector of doubles

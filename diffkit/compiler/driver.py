@@ -55,7 +55,7 @@ from .. import primitives as P
 from ..ir.graph import Atom, Const, Eqn, Graph, Var
 from .buffers import buffers, held, reused_inputs, share, views
 from .codegen import Writer, compile_source
-from .fusion import FusionPlan, fuse, shifted_sources
+from .fusion import FusionPlan, cuts, fuse, shifted_sources
 from .kernel_cache import cache_dir
 from .kernel_ir import KernelTooLarge, build
 from .llvm_kernels import cores, llvm_route, lower, split, threads_share
@@ -183,10 +183,18 @@ def _warm(fn: Any, atoms: list[Atom], outputs: list[Var]) -> None:
 
 def fusion_plan(graph: Graph, barriers: frozenset[Var] = frozenset()) -> FusionPlan:
     """The kernels and library calls of ``graph``: its products of a short side written
-    out (:mod:`.short_products`), :func:`.fusion.fuse`, then the matrix-vector pairs of
+    out (:mod:`.short_products`), :func:`.fusion.fuse` (again with :func:`.fusion.cuts`
+    where a kernel is too large to compile quickly), then the matrix-vector pairs of
     :mod:`.matvec` taken into their kernels."""
     graph, operands = short_products(graph)
-    return pair_products(fuse(graph, barriers | operands))
+    plan = fuse(graph, barriers | operands)
+    for _ in range(3):  # kernels past KERNEL_OPS cut (a cut may leave a later part large)
+        more = cuts(plan) - barriers
+        if not more:
+            break
+        barriers |= more
+        plan = fuse(graph, barriers | operands)
+    return pair_products(plan)
 
 
 def fused_program(graph: Graph, name: str = "f", parallel: bool = False

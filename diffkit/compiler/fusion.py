@@ -52,6 +52,11 @@ INDEX_MAPS = frozenset({P.getitem, P.broadcast_to, P.scatter_add})
 #: its own stage: about what writing and reading it back costs (docs/compiled.md, "What a
 #: kernel recomputes")
 RECOMPUTE_LIMIT = 8
+#: a kernel evaluating more fused operations than this is cut into several, values written
+#: at the cuts (:func:`cuts`): LLVM's code generation grows faster than the loop body it
+#: compiles (bodies of 2,400, 6,000 and 18,000 operations took 2, 10 and 90 s), and bodies
+#: of this size take ~0.1-0.2 s each, so a long program compiles in time linear in its size
+KERNEL_OPS = 512
 
 
 @dataclass(frozen=True)
@@ -380,6 +385,41 @@ def shifted_sources(plan: FusionPlan) -> frozenset[Var]:
                      if isinstance(a, Var) and a in fus and fus[a].prim not in INDEX_MAPS)
 
 
+def cuts(plan: FusionPlan) -> frozenset[Var]:
+    """Values to write so that no kernel evaluates more than :data:`KERNEL_OPS` operations:
+    along each larger kernel's values in program order, one at every :data:`KERNEL_OPS`
+    (a computed value, not a view); what a later part still reads of the earlier ones
+    is written or recomputed as :func:`written_once` decides.
+
+    >>> import numpy as np, diffkit.numpy as dnp
+    >>> from diffkit.ir.tracer import trace_graph
+    >>> def chain(x):
+    ...     for _ in range(400):
+    ...         x = dnp.sin(x) * 0.5
+    ...     return x
+    >>> plan = fuse(trace_graph(chain, (np.ones(4),)))
+    >>> [k.ops for k in plan.kernels], len(cuts(plan))
+    ([800], 1)
+    >>> [k.ops for k in fuse(plan.graph, cuts(plan)).kernels]
+    [512, 288]
+    """
+    order = {e.out: k for k, e in enumerate(plan.graph.eqns)}
+    out: set[Var] = set()
+    for k in plan.kernels:
+        if k.ops <= KERNEL_OPS:
+            continue
+        roots = [plan.fusible[v] for v in k.outputs] + k.reductions + k.partials
+        values = sorted(reached(roots, plan.fusible, plan.materialized, k.stage), key=order.get)
+        since = 0
+        for v in values:
+            since += 1
+            if since >= KERNEL_OPS and plan.fusible[v].prim not in INDEX_MAPS and \
+                    plan.fusible[v].prim is not P.sum:
+                out.add(v)
+                since = 0
+    return frozenset(out)
+
+
 def root_shape(e: Eqn) -> tuple[int, ...]:
     """The index space a root is computed over (a sum's: its operand's)."""
     return e.inputs[0].shape if e.prim is P.sum else e.out.shape
@@ -428,6 +468,6 @@ def operand_index(e: Eqn, k: int, idx: tuple) -> tuple:
                  for d, n in enumerate(shape))
 
 
-__all__ = ["RECOMPUTE_LIMIT", "FusionPlan", "Kernel", "MatvecPair", "basic_index", "fuse",
+__all__ = ["KERNEL_OPS", "RECOMPUTE_LIMIT", "FusionPlan", "cuts", "Kernel", "MatvecPair", "basic_index", "fuse",
            "fusible", "in_order", "recompute_work", "summed_axes", "operand_index", "root_shape",
            "shifted_sources", "written_once"]
