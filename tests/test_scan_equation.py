@@ -168,10 +168,57 @@ def test_nested_loops():
     assert prims(dk.grad(f), 0.9).count("scan") == 2
 
 
-def test_vmap_of_a_compiled_loop_runs_each_example():
+def test_vmap_of_a_compiled_loop_is_one_loop_over_the_batch():
+    """vmap of a compiled loop batches its body (one scan equation, not one per example):
+    a carry made batched by a batched constant, batched xs stepping along their second
+    axis, ys stacked per example, per-example gradients; against each example alone and
+    the closed form."""
     f = dk.jit(lambda a: last_state(a, 0.4, B))
     a = np.array([0.5, 0.9, 1.01])
     assert_close(dk.vmap(f)(a), [closed_form(v, 0.4, B)[0] for v in a], rtol=1e-13)
+    assert prims(dk.vmap(f), a).count("scan") == 1
+
+    def both(a, b):  # the carry and the ys
+        return dk.scan(lambda x, b_t: (a * x + b_t, x * b_t), 0.4, b)
+
+    bs = np.random.default_rng(1).normal(size=(3, 7))
+    for in_axes, args in (((0, 0), (a, bs)), ((None, 0), (0.7, bs)), ((0, None), (a, B))):
+        c, ys = dk.vmap(dk.jit(both), in_axes=in_axes)(*args)
+        for k in range(3):
+            one = [v if axis is None else v[k] for v, axis in zip(args, in_axes)]
+            x_T, _, _, _ = closed_form(one[0], 0.4, one[1])
+            assert_close(c[k], x_T, rtol=1e-13)
+            assert_close(ys[k], both(*one)[1], rtol=1e-13)
+
+    def wiggle(a, b):
+        return dk.scan(lambda x, b_t: (dnp.sin(a * x) + b_t, None), 0.4, b)[0]
+
+    grads = dk.vmap(dk.grad(wiggle, backend="compiled"))(a, bs)
+    for k in range(3):
+        assert_close(grads[k], central_diff(lambda v: wiggle(v, bs[k]), a[k]), rtol=1e-7)
+
+
+def test_a_carry_in_any_memory_layout():
+    """A carry that starts as a transpose (Fortran order in numpy) or a broadcast: the
+    machine-code loop renews its carries in C order (its copy of a transpose had kept
+    Fortran order, and the loop read it as C: the rows came out exchanged)."""
+    X = np.arange(6.0).reshape(2, 3)
+    xs = np.random.default_rng(4).normal(size=(5, 3, 2))
+
+    def f(X):
+        return dk.scan(lambda c, x: (c * 0.5 + x, None), X.T, xs)[0]
+
+    def g(v):
+        return dk.scan(lambda c, x: (c * 0.5 + x, None), dnp.broadcast_to(v, (3, 2)), xs)[0]
+
+    def by_hand(c):
+        for x in xs:
+            c = c * 0.5 + x
+        return c
+
+    assert_close(dk.jit(f)(X), by_hand(X.T), rtol=1e-15)
+    assert_close(dk.jit(g)(np.array([1.0, -2.0])),
+                 by_hand(np.broadcast_to([1.0, -2.0], (3, 2))), rtol=1e-15)
 
 
 def test_fori_loop_is_a_loop_and_indexing_with_i_unrolls():

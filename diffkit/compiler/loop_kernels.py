@@ -70,7 +70,9 @@ class LoopKernel:
 
     def __call__(self, carries: Sequence[Any], xs: Sequence[Any], consts: Sequence[Any],
                  out: np.ndarray) -> None:
-        cur = [np.array(c, F64, copy=True).reshape(s) for c, s in zip(carries, self.shapes)]
+        # copies (renewed in place), in C order whatever the value's layout (numpy's
+        # default keeps it: a broadcast carry's copy came out in Fortran order)
+        cur = [np.array(c, F64, order="C").reshape(s) for c, s in zip(carries, self.shapes)]
         items = []
         for s in self.slots:
             if s.kind == "carry":

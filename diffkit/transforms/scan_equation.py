@@ -11,12 +11,13 @@ any program, and a loop calls it once per step (:func:`run`).
 The rules are written with ``scan`` itself, so they differentiate again (a Hessian of a
 loop is a loop):
 
-* forward mode: one scan of the body's JVP, carrying (carry, tangent);
+* forward mode: one scan of the body's JVP, carrying (carry, tangent), which gives the
+  loop's own value too (``Primitive.jvp_pair``);
 * reverse mode: a scan that also stacks the carry entering each step, then a scan from
   the last step to the first over the body's pullback, carrying the carry's adjoint and
   summing the consts' adjoints; each step's inner values are recomputed from its saved
   carry, so the memory is the carries', not every step's values;
-* ``vmap`` of a graph holding one: one scan per example.
+* ``vmap`` of a graph holding one: one scan of the body traced on whole batches.
 
 An equation of the IR has one output, so this one's is one flat array: the final
 carries' entries, then each ``y`` stacked over the steps, in order (:meth:`Body.unpack`
@@ -47,6 +48,7 @@ from ..compiler.loop_kernels import LoopKernel, loop_kernel
 from ..compiler.passes import optimize
 from ..compiler.program import Program, build, options
 from ..core import Box, Each, Primitive, bind, new_level, shape
+from ..interpreters.batching import Batched, BatchInterpreter, unbatch
 from ..interpreters.forward import Dual, ForwardInterpreter
 from ..ir.graph import Const, Graph, Var
 from ..ir.tracer import evaluate, trace_types
@@ -340,9 +342,50 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, body: Body) -> Any:
 # --------------------------------------------------------------------------- vmap
 
 
+def _batched_body(body: Body, flags: list[bool], size: int) -> tuple[Body, list[bool]]:
+    """The body on ``size`` examples at once (inputs flagged carry the batch axis in
+    front), and which of its outputs carry it: a carry flagged always does."""
+    m, batched_out = body.carries, []
+    types = [((size, *s), d) if f else (s, d) for (s, d), f in zip(body.inputs, flags)]
+
+    def batched(*ins: Any) -> list[Any]:
+        with new_level(lambda level: BatchInterpreter(level, size)) as bi:
+            outs = evaluate(body.graph, [Batched(bi, a) if f else a
+                                         for a, f in zip(ins, flags)])
+            batched_out[:] = [type(o) is Batched and o._interp is bi for o in outs]
+            return [unbatch(o, bi) if b or (k < m and flags[k]) else o
+                    for k, (o, b) in enumerate(zip(outs, batched_out))]
+
+    graph = trace_types(batched, types, [v.name or f"x{k}" for k, v in
+                                         enumerate(body.graph.inputs)])
+    out = [b or (k < m and flags[k]) for k, b in enumerate(batched_out)]
+    return Body(graph, m, body.xs, body.length, body.reverse, body.build), out
+
+
+def _batch(args: list[Any], batched: tuple[bool, ...], size: int, *, body: Body) -> Any:
+    """vmap of a loop: one loop of the body on the whole batch (as JAX batches a scan):
+    a carry is batched from the start when the body makes it so at any step (found by
+    tracing the batched body until the carries' batching stays the same), xs step along
+    their second axis, and the packed results come back per example."""
+    m, n, flags = body.carries, body.xs, list(batched)
+    while True:
+        wide, out = _batched_body(body, flags, size)
+        if out[:m] == flags[:m]:
+            break
+        flags[:m] = [f or o for f, o in zip(flags[:m], out[:m])]
+    operands = [dnp.broadcast_to(a, (size, *shape(a))) if f and not b else
+                dnp.moveaxis(a, 0, 1) if b and m <= k < m + n else a
+                for k, (a, b, f) in enumerate(zip(args, batched, flags))]
+    parts = wide.unpack(scan_p(*operands, body=wide))
+    rows = [dnp.reshape(dnp.moveaxis(p, 0, 1) if k >= m else p, (size, -1)) if b else
+            dnp.broadcast_to(dnp.reshape(p, (1, -1)), (size, int(np.prod(shape(p)))))
+            for k, (p, b) in enumerate(zip(parts, out))]
+    return dnp.concatenate(rows, axis=1)
+
+
 def one_by_one(prim: Primitive) -> Callable[..., Any]:
     """A loop's batching rule: ``prim`` on each example in turn, the results stacked (a
-    batched body is the next stage)."""
+    while loop's, whose examples stop at different steps)."""
     def rule(args: list[Any], batched: tuple[bool, ...], size: int, **params: Any) -> Any:
         return dnp.stack([bind(prim, *[a[e] if b else a for a, b in zip(args, batched)],
                                **params) for e in range(size)])
@@ -351,4 +394,4 @@ def one_by_one(prim: Primitive) -> Callable[..., Any]:
 
 scan_p = Primitive("scan", run, jvp_pair=_jvp, vjp=Each(_vjp),
                    abstract=lambda *operands, body: ((body.size,), body.dtype))
-scan_p.batch = one_by_one(scan_p)
+scan_p.batch = _batch
