@@ -458,6 +458,23 @@ def test_while_loop_compiled_value_and_forward_mode(backend):
     assert_close(dk.vmap(dk.jit(newton))(roots), np.sqrt(roots), rtol=1e-15)
 
 
+def test_vmap_of_a_compiled_while_loop_is_one_loop_each_example_stopping_on_its_own():
+    """One while_loop over the batch while any example's test holds; an example whose
+    test failed keeps its carry: Newton's roots, a doubling that stops at different
+    steps (its counter tells), and the forward derivative per example."""
+    roots = np.array([0.5, 2.0, 9.0, 100.0])
+    assert prims(dk.vmap(dk.jit(newton)), roots).count("while_loop") == 1
+    assert_close(dk.vmap(dk.jit(newton))(roots), np.sqrt(roots), rtol=1e-15)
+    slopes = dk.vmap(lambda a: dk.jvp(newton, (a,), (1.0,), backend="compiled")[1])(roots)
+    assert_close(slopes, 0.5 / np.sqrt(roots), rtol=1e-10)
+
+    def doubling(a):  # (x, steps) until x passes a: 2^steps, ceil(log2 a) steps
+        return dk.while_loop(lambda c: c[0] < a, lambda c: (2.0 * c[0], c[1] + 1.0), (1.0, 0.0))
+
+    x, steps = dk.vmap(dk.jit(doubling))(np.array([3.0, 10.0, 100.0, 0.5]))
+    assert x.tolist() == [4.0, 16.0, 128.0, 1.0] and steps.tolist() == [2.0, 4.0, 7.0, 0.0]
+
+
 @pytest.mark.jit
 def test_while_loop_runs_in_machine_code():
     for f, arg in ((newton, 2.0), (growth, 1.3)):

@@ -47,7 +47,7 @@ from ..compiler.kernel_ir import KernelTooLarge
 from ..compiler.loop_kernels import LoopKernel, loop_kernel
 from ..compiler.passes import optimize
 from ..compiler.program import Program, build, options
-from ..core import Box, Each, Primitive, bind, new_level, shape
+from ..core import Box, Each, Primitive, new_level, shape
 from ..interpreters.batching import Batched, BatchInterpreter, unbatch
 from ..interpreters.forward import Dual, ForwardInterpreter
 from ..ir.graph import Const, Graph, Var
@@ -342,24 +342,45 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, body: Body) -> Any:
 # --------------------------------------------------------------------------- vmap
 
 
-def _batched_body(body: Body, flags: list[bool], size: int) -> tuple[Body, list[bool]]:
-    """The body on ``size`` examples at once (inputs flagged carry the batch axis in
-    front), and which of its outputs carry it: a carry flagged always does."""
-    m, batched_out = body.carries, []
-    types = [((size, *s), d) if f else (s, d) for (s, d), f in zip(body.inputs, flags)]
+def batched_graph(graph: Graph, flags: Sequence[bool], size: int, wide: Sequence[bool],
+                  then: Callable[[list[Any]], list[Any]] | None = None
+                  ) -> tuple[Graph, list[bool]]:
+    """``graph`` on ``size`` examples at once: its inputs flagged carry the batch axis in
+    front; so do the outputs it makes batched and those flagged ``wide`` (repeated where
+    they are the same for every example). Also which outputs carry it. ``then`` may turn
+    the outputs into others (a while loop's reduced test) before they are recorded."""
+    out: list[bool] = []
+    types = [((size, *s), d) if f else (s, d) for (s, d), f in
+             zip((type_of(v) for v in graph.inputs), flags)]
 
     def batched(*ins: Any) -> list[Any]:
         with new_level(lambda level: BatchInterpreter(level, size)) as bi:
-            outs = evaluate(body.graph, [Batched(bi, a) if f else a
-                                         for a, f in zip(ins, flags)])
-            batched_out[:] = [type(o) is Batched and o._interp is bi for o in outs]
-            return [unbatch(o, bi) if b or (k < m and flags[k]) else o
-                    for k, (o, b) in enumerate(zip(outs, batched_out))]
+            outs = evaluate(graph, [Batched(bi, a) if f else a for a, f in zip(ins, flags)])
+            out[:] = [type(o) is Batched and o._interp is bi for o in outs]
+            outs = [unbatch(o, bi) if b or w else o for o, b, w in zip(outs, out, wide)]
+        return then(outs) if then else outs
 
-    graph = trace_types(batched, types, [v.name or f"x{k}" for k, v in
-                                         enumerate(body.graph.inputs)])
-    out = [b or (k < m and flags[k]) for k, b in enumerate(batched_out)]
+    names = [v.name or f"x{k}" for k, v in enumerate(graph.inputs)]
+    traced = trace_types(batched, types, names)
+    return traced, [b or w for b, w in zip(out, wide)]
+
+
+def _batched_body(body: Body, flags: list[bool], size: int) -> tuple[Body, list[bool]]:
+    """The body on ``size`` examples at once, and which of its outputs carry the batch
+    axis: a carry flagged always does."""
+    m = body.carries
+    wide = flags[:m] + [False] * (len(body.graph.outputs) - m)
+    graph, out = batched_graph(body.graph, flags, size, wide)
     return Body(graph, m, body.xs, body.length, body.reverse, body.build), out
+
+
+def rows(parts: Sequence[Any], batched: Sequence[bool], size: int) -> Any:
+    """A batched loop's packed result back per example, ``(size, packed)``: each part's
+    batch axis (in front) kept, a part the same for every example repeated."""
+    return dnp.concatenate([
+        dnp.reshape(p, (size, -1)) if b else
+        dnp.broadcast_to(dnp.reshape(p, (1, -1)), (size, int(np.prod(shape(p)))))
+        for p, b in zip(parts, batched)], axis=1)
 
 
 def _batch(args: list[Any], batched: tuple[bool, ...], size: int, *, body: Body) -> Any:
@@ -377,19 +398,8 @@ def _batch(args: list[Any], batched: tuple[bool, ...], size: int, *, body: Body)
                 dnp.moveaxis(a, 0, 1) if b and m <= k < m + n else a
                 for k, (a, b, f) in enumerate(zip(args, batched, flags))]
     parts = wide.unpack(scan_p(*operands, body=wide))
-    rows = [dnp.reshape(dnp.moveaxis(p, 0, 1) if k >= m else p, (size, -1)) if b else
-            dnp.broadcast_to(dnp.reshape(p, (1, -1)), (size, int(np.prod(shape(p)))))
-            for k, (p, b) in enumerate(zip(parts, out))]
-    return dnp.concatenate(rows, axis=1)
-
-
-def one_by_one(prim: Primitive) -> Callable[..., Any]:
-    """A loop's batching rule: ``prim`` on each example in turn, the results stacked (a
-    while loop's, whose examples stop at different steps)."""
-    def rule(args: list[Any], batched: tuple[bool, ...], size: int, **params: Any) -> Any:
-        return dnp.stack([bind(prim, *[a[e] if b else a for a, b in zip(args, batched)],
-                               **params) for e in range(size)])
-    return rule
+    return rows([dnp.moveaxis(p, 0, 1) if k >= m and b else p  # (ys: steps, then batch)
+                 for k, (p, b) in enumerate(zip(parts, out))], out, size)
 
 
 scan_p = Primitive("scan", run, jvp_pair=_jvp, vjp=Each(_vjp),

@@ -13,7 +13,8 @@ reading the carry alone. Reverse mode is refused, in one line, as JAX refuses it
 number of iterations is not known when tracing, so nothing bounds the memory of a reverse
 sweep. ``dk.fori_loop`` (a count known when tracing) and the eager reverse backend (whose
 tape holds the iterations that ran) differentiate a loop in reverse. ``vmap`` of a graph
-holding one runs one loop per example.
+holding one is one loop over the batch, while any example's test holds, each example
+keeping its carry once its own test fails.
 
 >>> import diffkit as dk
 >>> newton = lambda a: dk.while_loop(lambda x: abs(x * x - a) > 1e-12 * a,
@@ -31,15 +32,17 @@ from typing import Any
 
 import numpy as np
 
+from .. import numpy as dnp
 from ..compiler.driver import fusion_plan
 from ..compiler.kernel_ir import KernelTooLarge
 from ..compiler.loop_kernels import LoopKernel, while_kernel
 from ..compiler.passes import optimize
 from ..compiler.program import Program, build, options
-from ..core import DiffkitError, Each, NotApplicable, Primitive
+from ..core import DiffkitError, Each, NotApplicable, Primitive, shape
 from ..ir.graph import Graph
 from ..ir.tracer import evaluate, trace_types
-from .scan_equation import Body, floats, jvp_body, one_by_one, spans, type_of, unpacked
+from .scan_equation import Body, batched_graph, floats, jvp_body, rows, spans, type_of, \
+    unpacked
 
 
 @dataclass(eq=False)
@@ -149,9 +152,43 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, loop: Cycle) -> Any:
         "the iterations that ran")
 
 
+def _batch(args: list[Any], batched: tuple[bool, ...], size: int, *, loop: Cycle) -> Any:
+    """vmap of a while loop, as JAX batches one: one loop over the batch while any
+    example's test holds, its body on the whole batch, an example whose test has failed
+    keeping its carry (a select). Where the test differs per example every carry does;
+    a carry is batched from the start where the body makes it so (traced until stable)."""
+    m, k = loop.carries, loop.cond_consts
+    flags = list(batched)
+    carry_consts = lambda fl: fl[:m] + fl[m + k:]  # noqa: E731  (the body's inputs)
+    while True:
+        cond, (per_example,) = batched_graph(loop.cond, flags[:m + k], size, [False])
+        body, out = batched_graph(loop.body, carry_consts(flags), size, flags[:m])
+        grown = [f or o or per_example for f, o in zip(flags[:m], out)]
+        if grown == flags[:m]:
+            break
+        flags[:m] = grown
+    operands = [dnp.broadcast_to(a, (size, *shape(a))) if f and not b else a
+                for a, b, f in zip(args, batched, flags)]
+    if per_example:  # the body also reads the test's consts, to keep stopped examples
+        def gated(*ins: Any) -> list[Any]:
+            go = evaluate(cond, ins[:m + k])[0]
+            new = evaluate(body, [*ins[:m], *ins[m + k:]])
+            return [dnp.where(dnp.reshape(go, (size,) + (1,) * (len(shape(c)) - 1)), n, c)
+                    for n, c in zip(new, ins[:m])]
+        types = [type_of(v) for v in [*cond.inputs, *body.inputs[m:]]]
+        body = trace_types(gated, types, [f"in{j}" for j in range(len(types))])
+        def any_goes(*a: Any) -> Any:  # (dnp.any needs values; a sum of a mask does not)
+            return dnp.sum(dnp.where(evaluate(cond, a)[0], 1.0, 0.0)) > 0.0
+        cond = trace_types(any_goes, [type_of(v) for v in cond.inputs],
+                           [f"in{j}" for j in range(m + k)])
+        operands = [*operands[:m + k], *operands[m:]]
+    wide = Cycle(cond, body, m, loop.build)
+    return rows(wide.unpack(while_p(*operands, loop=wide)), flags[:m], size)
+
+
 while_p = Primitive("while_loop", run, jvp_pair=_jvp, vjp=Each(_vjp),
                     abstract=lambda *operands, loop: ((loop.size,), loop.carry_types[0][1]))
-while_p.batch = one_by_one(while_p)  # (each example stops when its own test fails)
+while_p.batch = _batch
 
 
 def check_test(graph: Graph) -> None:
