@@ -1,6 +1,7 @@
 """GradBench's evals as the compiler's race: diffkit's compiled gradient against jax.jit's,
-on the same program (each eval's function written once with diffkit.numpy; JAX runs it on
-its own arrays), one core each, results awaited. One run, ratios measured in it.
+and torch.compile's beside them, on the same program (each eval's function written once
+with diffkit.numpy; JAX and PyTorch run it on their own arrays), one core each, results
+awaited. One run, ratios measured in it.
 
     python benchmarks/gradbench_race.py                  # every eval, its two smallest sizes
     python benchmarks/gradbench_race.py --eval ode --eval det --sizes 3
@@ -14,6 +15,10 @@ interleaved``, median of 7 rounds). Both gradients are checked against the eval'
 hand-derived one before they are timed (a disagreeing cell is marked ``wrong``). A cell past
 ``--timeout`` runs again, each library alone in its own process with the same time, so the
 row says which one did not finish and what the other took (without a ratio).
+
+torch.compile's column is ``torch.compile(torch.func.grad(f))`` of that same function on
+tensors: dynamo traces diffkit.numpy's dispatch along with the arithmetic, so it measures
+this program, not GradBench's hand-written PyTorch tool; no ratio is taken to it.
 
 particle and saddle, whose functions are whole descents over nested derivatives (not one
 gradient), race as whole evaluations, one row per function (rr, ff, fr, rf): GradBench's
@@ -39,7 +44,7 @@ import tempfile
 import time
 
 CHILD = "DIFFKIT_GRADBENCH_CELL"
-LIBRARIES = ("diffkit", "jax.jit")
+LIBRARIES = ("diffkit", "jax.jit", "torch.compile")
 
 
 NESTED = ("particle", "saddle")  # whole evaluations, one row per function
@@ -56,22 +61,45 @@ def cell(name: str, size: str, libs: tuple[str, ...] = LIBRARIES) -> dict:
     from diffkit.gradbench.workloads import instance
 
     backends = {"diffkit": dk.backend("compiled"), "jax.jit": dk.backend("jax", jit=True)}
-    for warm in backends.values():  # each library's one-off start-up, not a compile
-        dk.grad(lambda x: dnp.sum(dnp.sin(x) * 2.0), backend=warm)(np.ones(3))
+    warm = lambda x: dnp.sum(dnp.sin(x) * 2.0)  # noqa: E731
+    for b in backends.values():  # each library's one-off start-up, not a compile
+        dk.grad(warm, backend=b)(np.ones(3))
+    if "torch.compile" in libs and name not in NESTED:
+        torch_gradient(warm)(np.ones(3))
     calls, out = {}, {"eval": name, "size": size}
-    if name in NESTED:
+    if name in NESTED:  # (no torch row: the jax backend is the one that nests in a loop)
         ev = EVALS[name]
         static, arrays = ev.prepare(ev.input(ev.sizes[0]))
         exact = np.asarray(ev.reference(size, ev.input(ev.sizes[0])), float)
-        for lib in libs:
+        for lib in (lib for lib in libs if lib in backends):
             run = ev.build(size, backends[lib])
             calls[lib] = lambda run=run: np.asarray(ev.output(size, run(static, *arrays)), float)
     else:
         p = instance(name, size)
         exact = p.exact(p.x)
         for lib in libs:
-            calls[lib] = lambda g=dk.grad(p.f, backend=backends[lib]): g(p.x)
+            g = torch_gradient(p.f) if lib == "torch.compile" else \
+                dk.grad(p.f, backend=backends[lib])
+            calls[lib] = lambda g=g: g(p.x)
     return {**out, **timed(calls, exact)}
+
+
+def torch_gradient(f):
+    """``torch.compile(torch.func.grad(f))`` of a diffkit.numpy function ``f`` (it runs on
+    tensors through ``array_api_compat.torch``), float64, one thread; numpy in and out."""
+    import array_api_compat.torch as xt
+    import torch
+
+    from diffkit.core import using
+
+    torch.set_num_threads(1)
+
+    def on_tensors(x):
+        with using(xt):
+            return f(x)
+
+    g = torch.compile(torch.func.grad(on_tensors))
+    return lambda x: g(torch.from_numpy(x)).numpy()
 
 
 def timed(calls: dict, exact) -> dict:
@@ -83,7 +111,11 @@ def timed(calls: dict, exact) -> dict:
     out, valid = {}, {}
     scale = max(1.0, float(np.max(np.abs(exact))))
     for lib, call in calls.items():
-        got, first = first_call(call)
+        try:
+            got, first = first_call(call)
+        except Exception as exc:  # (one library's failure is that cell's, not the run's)
+            out[lib] = f"error: {type(exc).__name__}"
+            continue
         if not np.allclose(np.asarray(got, float), exact, rtol=1e-8, atol=1e-8 * scale):
             out[lib] = "wrong"
             continue
@@ -135,6 +167,8 @@ def _ms(seconds: float) -> str:
 
 def _alone(r: dict, lib: str) -> str:
     """A library's cell of a row without a ratio: its times measured alone, or why not."""
+    if f"{lib} run" in r:
+        return f"{_ms(r[f'{lib} run'])} (compile {_ms(r[f'{lib} compile'])})"
     got = r.get(lib, r.get("status", ""))
     if isinstance(got, dict) and f"{lib} run" in got:
         return f"{_ms(got[f'{lib} run'])} (compile {_ms(got[f'{lib} compile'])})"
@@ -145,21 +179,21 @@ def _alone(r: dict, lib: str) -> str:
 
 def table(rows: list[dict]) -> list[str]:
     """The markdown table and the bar's summary lines."""
-    lines = ["| eval | size | diffkit | jax.jit | diffkit / jax | compile: diffkit / jax |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| eval | size | diffkit | jax.jit | torch.compile | diffkit / jax | "
+             "compile: diffkit / jax |", "|---|---|---|---|---|---|---|"]
     ratios, compile_over = [], []
     for r in rows:
         if "status" in r or "diffkit run" not in r or "jax.jit run" not in r:
             lines.append(f"| {r['eval']} | {r['size']} | {_alone(r, 'diffkit')} | "
-                         f"{_alone(r, 'jax.jit')} | | |")
+                         f"{_alone(r, 'jax.jit')} | {_alone(r, 'torch.compile')} | | |")
             continue
         ratio = r["diffkit run"] / r["jax.jit run"]
         comp = r["diffkit compile"] / max(r["jax.jit compile"], 1e-9)
         ratios.append(ratio)
         compile_over += [f"{r['eval']} {r['size']}"] if comp > 2 else []
         lines.append(f"| {r['eval']} | {r['size']} | {_ms(r['diffkit run'])} | "
-                     f"{_ms(r['jax.jit run'])} | {ratio:.2f} | {_ms(r['diffkit compile'])} / "
-                     f"{_ms(r['jax.jit compile'])} = {comp:.2f} |")
+                     f"{_ms(r['jax.jit run'])} | {_alone(r, 'torch.compile')} | {ratio:.2f} | "
+                     f"{_ms(r['diffkit compile'])} / {_ms(r['jax.jit compile'])} = {comp:.2f} |")
     if ratios:
         lines += ["", f"Valid cells: {len(ratios)} of {len(rows)}. diffkit / jax.jit: median "
                   f"{statistics.median(ratios):.2f} (bar ≤ 1.0), largest {max(ratios):.2f} "

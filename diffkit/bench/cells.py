@@ -19,6 +19,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,6 @@ def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     os.dup2(devnull, 2)  # nor its Python-level streams (pytest capture, Jupyter, IDEs)
     sys.stdout = sys.stderr = open(os.devnull, "w")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the fork
     if memory_mb is not None:
         limit = _mapped_bytes() + int(memory_mb * 2**20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -70,6 +70,26 @@ def _child(job: Callable[[], dict], conn: Any, memory_mb: float | None) -> None:
     os._exit(0)
 
 
+def _held_back(fork: Callable[[], None]) -> None:
+    """``fork()`` with a Ctrl-C arriving meanwhile handled after it, by the handler there
+    was. (Blocking the signal would not do: the kernel hands it to another thread, such
+    as a BLAS worker, and Python runs its handler in the main thread all the same.) Only
+    the main thread runs Python's signal handlers, so elsewhere nothing is held back."""
+    if threading.current_thread() is not threading.main_thread():
+        fork()
+        return
+    caught: list[tuple[int, Any]] = []
+    before = signal.signal(signal.SIGINT, lambda *got: caught.append(got))
+    try:
+        fork()
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if caught and callable(before):
+        before(*caught[0])
+    elif caught and before == signal.SIG_DFL:
+        os.kill(os.getpid(), signal.SIGINT)
+
+
 def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
                  memory_mb: float | None = 2048) -> dict[str, Any]:
     """``job()``'s dict with ``status: ok``, or a failure record; never raises for the job.
@@ -77,19 +97,17 @@ def run_isolated(job: Callable[[], dict], timeout: float = 60.0,
     The parent's heap is frozen while the cell forks: the child's first full garbage
     collection then skips (and does not copy) the parent's objects, a one-off 10-25 ms
     that would land in whichever setup (compiling, deriving) the cell times first.
-    Ctrl-C is held back while forking: a KeyboardInterrupt raised inside the fork's
-    handlers (logging's, which release its lock) would leave that lock held, and the
-    parent would hang at its next log line instead of stopping."""
+    Ctrl-C is held back while forking (:func:`_held_back`): a KeyboardInterrupt raised
+    inside the fork's handlers (logging's, which release its lock) would leave that lock
+    held, and the parent would hang at its next log line instead of stopping."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(job, send, memory_mb))
     try:  # a Ctrl-C even while forking kills the cell (else exit would wait for it)
         gc.freeze()
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            proc.start()
+            _held_back(proc.start)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             gc.unfreeze()
         send.close()
         if recv.poll(timeout):
