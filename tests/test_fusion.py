@@ -591,6 +591,24 @@ def test_a_chain_of_thousands_of_operations_is_cut_into_kernels():
 
 
 @pytest.mark.jit
+def test_a_written_out_convolution_cut_into_kernels():
+    """A 3-D convolution's gradient: its products written out (new values that share a
+    number), kernels past KERNEL_OPS cut, their buffers shared: as forward mode has it."""
+    import diffkit.scipy.signal as dss
+
+    r = np.random.default_rng(2)
+    a, v = r.standard_normal((4, 4, 3)), r.standard_normal((2, 3, 3))
+    w = r.standard_normal((5, 6, 5))
+
+    def f(x, y):
+        return dnp.sum(dss.convolve(x, y, "full") * w)
+
+    got = dk.grad(f, argnums=(0, 1), backend="compiled")(a, v)
+    for g, e in zip(got, dk.grad(f, argnums=(0, 1), backend="forward")(a, v)):
+        assert_close(g, e, rtol=1e-12)
+
+
+@pytest.mark.jit
 def test_float32_arithmetic_is_numpys_to_the_bit():
     """A float32 kernel computes in float32, its numbers too (numpy's weak Python scalars),
     so its arithmetic is numpy's exactly."""

@@ -158,9 +158,10 @@ def share(values: list[Var], steps: list[tuple[list[Any], list[Var]]],
                 last[v] = i
     free: dict[tuple, list[int]] = {}
     slot: dict[Var, int] = {}
-    ends = sorted((last.get(v, first.get(v, 0)), v.n, v) for v in values)
+    # (ties by program order: a rewritten graph's new values may share a number)
+    ends = sorted((last.get(v, first.get(v, 0)), k, v) for k, v in enumerate(values))
     count = 0
-    for v in sorted(values, key=lambda v: (first.get(v, 0), v.n)):
+    for v in sorted(values, key=lambda v: first.get(v, 0)):
         while ends and ends[0][0] < first.get(v, 0):
             _, _, done = ends.pop(0)
             if done in slot:
