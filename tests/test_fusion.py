@@ -319,6 +319,20 @@ def test_parallel_shares_large_loops_among_threads_with_the_same_values(monkeypa
     assert dk.jit(lambda x: x * 2.0, parallel=True).program(x32).fusion.endswith("[numba]")
 
 
+@pytest.mark.jit
+def test_threaded_kernels_run_in_a_forked_cell(monkeypatch):
+    """A harness cell is forked from a process whose kernel threads have run: it starts
+    threads of its own (the parent's pool, without its threads, had hung the cell)."""
+    from diffkit.bench.cells import run_isolated
+
+    monkeypatch.setattr(driver, "cores", lambda: 2)
+    f = dk.jit(lambda x: dnp.sum(dnp.sin(x) * x), parallel=True)
+    x = np.linspace(0.0, 1.0, 300_001)
+    value = f(x)
+    assert f.program(x).fusion.endswith("[llvm ×2]")
+    assert run_isolated(lambda: {"v": float(f(x))}, timeout=30) == {"status": "ok", "v": value}
+
+
 def test_a_kernels_loop_is_cut_at_its_edges():
     """Rosenbrock's gradient reads x[1:] and x[:-1]: its loop is cut where those tests
     change, the tests decided in each range: no branch is left in the machine code's IR,

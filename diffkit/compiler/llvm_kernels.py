@@ -53,9 +53,9 @@ import hashlib
 import importlib.util
 import os
 import struct
-from math import prod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from math import prod
 from pathlib import Path
 from typing import Any
 
@@ -617,16 +617,16 @@ class LLVMKernel:
             call[i] = np.ascontiguousarray(call[i], dtype)
         for i in self.numbers:
             call[i] = float(call[i])
+        if self.parts == 1 and not self.sums:  # (the common call: nothing more made)
+            self.fns[0](tuple(call))
+            return None
         sums = [np.empty(self.sums) for _ in self.fns]
         calls = [tuple(call + [s]) if self.sums else tuple(call) for s in sums]
-        if self.parts == 1:
-            self.fns[0](calls[0])
-        else:
-            others = [workers(self.parts - 1).submit(fn, c) for fn, c in
-                      zip(self.fns[1:], calls[1:])]
-            self.fns[0](calls[0])
-            for f in others:
-                f.result()
+        others = [workers(self.parts - 1).submit(fn, c) for fn, c in
+                  zip(self.fns[1:], calls[1:])]
+        self.fns[0](calls[0])
+        for f in others:
+            f.result()
         if not self.sums:
             return None
         return tuple(sums[0].tolist() if self.parts == 1 else np.sum(sums, axis=0).tolist())
@@ -680,14 +680,19 @@ def cores() -> int:
         os.cpu_count() or 1
 
 
-_workers: list[ThreadPoolExecutor] = []
+_workers: dict[int, ThreadPoolExecutor] = {}  # how many threads -> the pool
 
 
 def workers(n: int) -> ThreadPoolExecutor:
-    """The process's kernel threads (at least ``n``), started on first use."""
-    if not _workers or _workers[0]._max_workers < n:
-        _workers[:] = [ThreadPoolExecutor(n, thread_name_prefix="diffkit-kernel")]
-    return _workers[0]
+    """The process's kernel threads (``n`` of them), started on first use. A forked
+    process (a harness cell) starts its own: the parent's threads are not in it."""
+    if n not in _workers:
+        _workers[n] = ThreadPoolExecutor(n, thread_name_prefix="diffkit-kernel")
+    return _workers[n]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers.clear)
 
 
 def shares(rows: int, threads: int, align: int = 8) -> list[tuple[int, int]]:
