@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError, Primitive
-from . import error_function, inverse_error
+from . import dilogarithm, error_function, inverse_error
 from .compare import mask, select
 from .elementwise import (abs, cos, exp, expm1, is_complex, log, log1p, maximum,  # noqa: A004
                           minimum, mod, no_closed_form, rint, sin)
@@ -59,8 +59,9 @@ def _sp(name: str) -> Any:
 
 
 def _own(name: str, real: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """diffkit's own function on real numbers (``real``, from :mod:`.error_function` or
-    :mod:`.inverse_error`), and SciPy's of that name on complex ones."""
+    """diffkit's own function on real numbers (``real``, from :mod:`.error_function`,
+    :mod:`.inverse_error` or :mod:`.dilogarithm`), and SciPy's of that name on complex
+    ones."""
     def impl(x: Any) -> Any:
         x = np.asarray(x)
         return getattr(scipy_special(), name)(x) if x.dtype.kind == "c" else real(x)
@@ -453,7 +454,8 @@ def _spence_d(y: Any, x: Any) -> Any:
     return select(near_one, series, log(select(near_one, 0.5, x)) / w_far)
 
 
-spence = unary("spence", _sp("spence"), _spence_d, "x", no_closed_form("spence"), _peer("spence"))
+spence = unary("spence", _own("spence", dilogarithm.spence), _spence_d, "x",
+               no_closed_form("spence"), _peer("spence"))
 
 
 # B_2k / (2k), k = 1 .. 10: the asymptotic series of digamma, psi(x) ~ log x - 1/(2x) - sum_k
