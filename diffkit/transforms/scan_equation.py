@@ -342,13 +342,11 @@ def _vjp(i: int, y_bar: Any, y: Any, *operands: Any, body: Body) -> Any:
 # --------------------------------------------------------------------------- vmap
 
 
-def batched_graph(graph: Graph, flags: Sequence[bool], size: int, wide: Sequence[bool],
-                  then: Callable[[list[Any]], list[Any]] | None = None
+def batched_graph(graph: Graph, flags: Sequence[bool], size: int, wide: Sequence[bool]
                   ) -> tuple[Graph, list[bool]]:
     """``graph`` on ``size`` examples at once: its inputs flagged carry the batch axis in
     front; so do the outputs it makes batched and those flagged ``wide`` (repeated where
-    they are the same for every example). Also which outputs carry it. ``then`` may turn
-    the outputs into others (a while loop's reduced test) before they are recorded."""
+    they are the same for every example). Also which outputs carry it."""
     out: list[bool] = []
     types = [((size, *s), d) if f else (s, d) for (s, d), f in
              zip((type_of(v) for v in graph.inputs), flags)]
@@ -357,8 +355,7 @@ def batched_graph(graph: Graph, flags: Sequence[bool], size: int, wide: Sequence
         with new_level(lambda level: BatchInterpreter(level, size)) as bi:
             outs = evaluate(graph, [Batched(bi, a) if f else a for a, f in zip(ins, flags)])
             out[:] = [type(o) is Batched and o._interp is bi for o in outs]
-            outs = [unbatch(o, bi) if b or w else o for o, b, w in zip(outs, out, wide)]
-        return then(outs) if then else outs
+            return [unbatch(o, bi) if b or w else o for o, b, w in zip(outs, out, wide)]
 
     names = [v.name or f"x{k}" for k, v in enumerate(graph.inputs)]
     traced = trace_types(batched, types, names)
