@@ -7,7 +7,7 @@
 Each row is one fused kernel at several sizes: ``dk.jit(f, parallel=True)`` over
 ``dk.jit(f)`` in the same process, the two timed in turn (median of 9 rounds), BLAS on one
 thread. Beside each ratio, the rule's estimate of the one-thread time
-(:func:`diffkit.compiler.llvm_kernels.seconds`: elements times ~0.25 ns, plus ~0.6 ns per
+(:func:`diffkit.compiler.kernel_threads.seconds`: elements times ~0.25 ns, plus ~0.6 ns per
 call of diffkit's vector math and ~5 ns per call of the C library) and its decision:
 threads from an estimated 200 µs on (a part handed to a thread and awaited costs ~50-75 µs
 on this machine). The table ends with the issue's bars: every compute-bound loop at 10^6
@@ -31,8 +31,8 @@ from diffkit.bench import workloads as wl  # noqa: E402
 from diffkit.bench.probes import interleaved  # noqa: E402
 from diffkit.compiler.fusion import fuse  # noqa: E402
 from diffkit.compiler.kernel_ir import build  # noqa: E402
-from diffkit.compiler import llvm_kernels  # noqa: E402
-from diffkit.compiler.llvm_kernels import cores, seconds, threads_share  # noqa: E402
+from diffkit.compiler import kernel_threads  # noqa: E402
+from diffkit.compiler.kernel_threads import cores, seconds, threads_share  # noqa: E402
 from diffkit.ir.tracer import trace_graph  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def main() -> None:
                         help="share every kernel among the cores (the rule off)")
     args = parser.parse_args()
     if args.always:
-        llvm_kernels.THREADS_MIN_SECONDS = 0.0
+        kernel_threads.THREADS_MIN_SECONDS = 0.0
     sizes = (10**5, 10**6) if args.quick else (3 * 10**4, 10**5, 3 * 10**5, 10**6)
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}, {cores()} cores; "
           "parallel=True / one thread (the rule's estimate of one thread, threads or not)\n")

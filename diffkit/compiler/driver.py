@@ -28,8 +28,8 @@ in the kernel's float32 where it computes in float32. The fusion report names th
 per kernel (``k0 = 14 ops over (1000,) -> v14 [llvm]``).
 
 ``parallel=True`` shares a kernel among the cores where that gains
-(:func:`.llvm_kernels.threads_share`): an LLVM kernel whose estimated one-thread time
-(elements times the cost of each one's operations, :func:`.llvm_kernels.seconds`) is at
+(:func:`.kernel_threads.threads_share`): an LLVM kernel whose estimated one-thread time
+(elements times the cost of each one's operations, :func:`.kernel_threads.seconds`) is at
 least 200 µs runs in parts of its first axis, one per core, each part machine code of its
 own (the route says ``llvm ×2``). Memory-bound loops gain too: a second core adds memory
 bandwidth here (Rosenbrock's gradient at 10^6: 0.72x one thread). A Numba kernel (float32,
@@ -58,7 +58,8 @@ from .codegen import Writer, compile_source
 from .fusion import FusionPlan, cuts, fuse, shifted_sources
 from .kernel_cache import cache_dir
 from .kernel_ir import KernelTooLarge, build
-from .llvm_kernels import cores, llvm_route, lower, split, threads_share
+from .kernel_threads import cores, split, threads_share
+from .llvm_kernels import llvm_route, lower
 from .matvec import pair_products
 from .numba_kernels import dtype_name, load, numba_or_none, numba_source, threads_pay
 from .short_products import short_products

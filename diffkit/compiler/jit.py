@@ -165,7 +165,7 @@ def jit(fun: Callable, static_argnums: int | Sequence[int] = (), fuse: bool = Tr
     program of scalars on the tape VM (``pip install diffkit[jit]``; without Numba it says
     so once and runs the numpy code); ``fuse=False`` runs the generated numpy program, one
     call per equation. ``parallel=True`` lets the fused loops that gain use all cores:
-    those estimated to take 200 µs or more on one (:func:`.llvm_kernels.threads_share`),
+    those estimated to take 200 µs or more on one (:func:`.kernel_threads.threads_share`),
     shared by parts of their first axis."""
     return Jit(fun, static_argnums, fuse, parallel)
 
