@@ -88,10 +88,11 @@ def miss(w: Any, inner: Any, limit: int) -> tuple:
     if one_loop():  # one loop in the graph, every step run (a landed state is a fixed point)
         x, v = fori_loop(0, limit, lambda i, s: euler(*s, charges, inner)[:2], (x, v))
         landed = (x + DT * v)[1] <= 0.0
-    for _ in range(0 if one_loop() else limit):
-        if settled(landed):
-            break
-        x, v, landed = euler(x, v, charges, inner)
+    else:
+        for _ in range(limit):
+            if settled(landed):
+                break
+            x, v, landed = euler(x, v, charges, inner)
     s = -x[1] / v[1]
     reach = x[0] + s * v[0]
     return reach * reach, landed
