@@ -251,7 +251,8 @@ JUDGED = {"cbrt", "exp2", "expm1", "arcsinh", "arccosh", "arctanh", "sinc", "flo
           "rfft", "irfft", "real", "imag", "conj", "gammaln",
           "polygamma", "erf", "erfc", "logit", "log_ndtr", "xlogy", "gamma", "rgamma", "beta",
           "betaln", "erfinv", "erfcinv", "erfcx", "ndtri", "iv", "ive", "jv", "zeta", "spence",
-          "xlog1py", "gammainc", "gammaincc", "betainc", "expm", "eig"}
+          "xlog1py", "gammainc", "gammaincc", "betainc", "expm", "eig", "entr"}
 # judged against mpmath instead: in test_special_mpmath.py (JAX has no Bessel Y), and in
-# test_gammainc_shape.py the derivatives of gammainc in its shape a (a derivative pass only)
-MPMATH_JUDGED = {"yv", "gammainc_da"}
+# test_gammainc_shape.py the derivatives of gammainc in its shape a, and gammainc's density
+# in x (derivative passes only)
+MPMATH_JUDGED = {"yv", "gammainc_da", "gamma_density"}

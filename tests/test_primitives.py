@@ -122,6 +122,7 @@ UNARY_DOMAINS.update({  # the rest of numpy's elementwise functions, and scipy.s
     "erfinv": lambda r, s: real(r, s, -0.9, 0.9), "erfcinv": lambda r, s: real(r, s, 0.1, 1.9),
     "erfcx": real, "ndtri": lambda r, s: real(r, s, 0.05, 0.95),
     "spence": lambda r, s: real(r, s, 0.2, 3.0),
+    "entr": lambda r, s: real(r, s, 0.05, 3.0),  # (and across x = 1/e below)
 })
 
 for _name, _dom in UNARY_DOMAINS.items():
@@ -325,6 +326,16 @@ for _n in (0, 1, 2):
              lambda r, n=_n, s=_shape: Spec([positive(r, s)], {"n": n}))
 case("rgamma", "at-and-near-poles", lambda r: Spec([np.array([0.0, -1.0, -2.0, -3.0, 1e-3, -2.001])]))
 case("spence", "at-one", lambda r: Spec([np.array([1.0, 0.999, 1.5])]))
+case("entr", "across-1/e", lambda r: Spec([np.array([0.18, 0.3678794411714423, 0.36787944117144233,
+                                                      0.5518, 0.5519])]))
+# gamma_density(a, x, k=j) = x^(a-j) e^-x / Gamma(a): gammainc's derivative in x (j = 1)
+for _k in (1, 2):
+    case("gamma_density", f"k{_k}", lambda r, k=_k: Spec(
+        [real(r, (2, 3), 0.8, 4.0), real(r, (2, 3), 0.2, 5.0)], {"k": k}))
+case("gamma_density", "const-a", lambda r: Spec(
+    [np.array([0.5, 2.5, 3.2]), real(r, (2, 3), 0.2, 5.0)], {"k": 1}, const=(0,)))
+big("gamma_density", "big", lambda r: Spec([real(r, (3072, 3), 0.8, 4.0), real(r, (3072, 3), 0.2, 5.0)],
+                                         {"k": 1}))
 
 # differentiable in the last argument only: orders and shapes are constants
 PARAMETRIC: dict[str, Callable[[np.random.Generator, tuple], list[Any]]] = {

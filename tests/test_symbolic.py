@@ -30,7 +30,7 @@ ELEMENTWISE = {
     "logit": ([0.3],), "log_ndtr": ([0.4],), "xlogy": ([0.4, 1.1],),
     "gamma": ([1.7],), "rgamma": ([1.7],), "erfinv": ([0.3],), "erfcinv": ([0.6],),
     "erfcx": ([0.4],), "ndtri": ([0.3],), "beta": ([0.4, 1.1],), "betaln": ([0.4, 1.1],),
-    "xlog1py": ([0.4, 1.1],),
+    "xlog1py": ([0.4, 1.1],), "entr": ([0.4],), "gamma_density": ([2.5, 1.3], {"k": 1}),
     "real": ([0.3],), "imag": ([0.3],), "conj": ([0.3],),  # (of real values: the symbols are real)
 }
 

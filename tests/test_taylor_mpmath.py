@@ -88,6 +88,7 @@ MP_UNARY: dict[str, tuple[Callable[..., Any], list[float], list[dict]]] = {
     "sinh": (M.sinh, [-1.1, 0.45, 2.0], [{}]),
     "spence": (lambda x: M.polylog(2, 1 - x), [0.3, 0.801, 0.901, 0.97, 1.0, 1.099, 1.199, 2.5],
                [{}]),  # scipy's
+    "entr": (lambda x: -x * M.log(x), [0.2, 0.36787944117144233, 2.5], [{}]),
     "sqrt": (M.sqrt, [0.2, 0.8, 4.0], [{}]),
     "tan": (M.tan, [-1.0, 0.5, 1.3], [{}]),
     "tanh": (M.tanh, [-1.1, 0.45, 2.0], [{}]),
@@ -127,6 +128,8 @@ MP_NARY: dict[str, tuple[Callable[..., Any], list[tuple], tuple[int, ...], list[
                  [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{}]),
     "gammaincc": (lambda a, x: 1 - M.gammainc(a, 0, x, regularized=True),
                   [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{}]),
+    "gamma_density": (lambda a, x, k: x ** (a - k) * M.exp(-x) / M.gamma(a),
+                      [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{"k": 1}, {"k": 2}]),
     "gammainc_da": (lambda a, x, n: M.diff(lambda s: M.gammainc(s, 0, x, regularized=True), a, n),
                     [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{"n": 1}, {"n": 2}]),
     "iv": (M.besseli, [(0.0, 0.8), (1.5, 2.7)], (1,), [{}]),

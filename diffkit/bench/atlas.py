@@ -560,6 +560,8 @@ NOT_MEASURED = {
     "imag": "complex values (a real input's imaginary part is the constant 0)",
     "conj": "complex values (a real input's conjugate is itself)",
     "where": "its condition is a constant mask: it copies an operand, exactly",
+    "gamma_density": "gammainc's derivative in x: the first and second derivatives of the "
+                     "rows gammainc(2.5, x) and gammaincc(2.5, x)",
 }
 
 

@@ -35,6 +35,7 @@ from .elementwise import abs, exp, log, maximum, no_closed_form, power, sign  # 
 from .incomplete_gamma import gammainc_da as _gammainc_da_impl
 from .incomplete_gamma import regularized
 from .lowering import SCIPY
+from .polygamma_negative import BERNOULLI
 from .special import (_jax_special, _plain, _sp, beta, betaln, gamma, gammaln, polygamma,
                       scipy_special, xlog1py, xlogy)
 
@@ -195,29 +196,48 @@ def _below(*exponents: Any) -> Any:
     return mask(np.less, largest, 700.0)
 
 
-def _gamma_density(a: Any, x: Any) -> Any:
-    """x^(a-1) e^-x / Gamma(a): d/dx of the regularized lower incomplete gamma function.
+def _gamma_density_form(a: Any, x: Any, *, k: int) -> Any:
+    """x^(a-k) e^-x / Gamma(a) on numbers: k = 1, d/dx of the regularized lower incomplete
+    gamma function; k = 2, 3 ... its derivatives' factors.
 
-    As the product ``power(x, a - 1) exp(-x) / Gamma(a)`` wherever no factor overflows
+    As the product ``power(x, a - k) exp(-x) / Gamma(a)`` wherever no factor overflows
     (a < 171; beyond x = 700, where exp(-x) is subnormal before the density is, exp(-x/2)
-    twice): pow and exp take their arguments exactly, so the product is within 3 ulps, and
-    its derivative stays a normal number where the density underflows (a > 1, x -> 0).
-    ``exp((a - 1) log x - x - log Gamma(a))`` takes the rounding of its exponent (500 ulps
+    twice): pow and exp take their arguments exactly, so the product is within 3 ulps.
+    ``exp((a - k) log x - x - log Gamma(a))`` takes the rounding of its exponent (500 ulps
     at x = 1e-198, where it is -680): it is kept where a factor would overflow. Each form
     sees harmless values (a = 2, x = 1) where the other is taken.
 
-    >>> round(float(_gamma_density(2.5, 700.0)) * 1e300, 12)  # 700^1.5 e^-700 / Gamma(2.5)
+    >>> round(float(_gamma_density_form(2.5, 700.0, k=1)) * 1e300, 12)  # 700^1.5 e^-700 / Gamma(2.5)
     1.373641895033
     """
-    if _plain(a) or _plain(x):
-        return exp(xlogy(a - 1.0, x) - x - gammaln(a))
-    ok = _below(xlogy(a - 1.0, maximum(x, 1e-300)), 0.5 * x, 4.1 * a)
+    ok = _below(xlogy(a - k, maximum(x, 1e-300)), 0.5 * x, 4.1 * a)
     a_p, x_p = select(ok, a, 2.0), select(ok, x, 1.0)
     split = mask(np.greater, x_p, 700.0)
     e = exp(-select(split, 0.5, 1.0) * x_p)  # (x/2 exact)
-    product = power(x_p, a_p - 1.0) * e / gamma(a_p) * select(split, e, 1.0)
+    product = power(x_p, a_p - k) * e / gamma(a_p) * select(split, e, 1.0)
     a_e, x_e = select(ok, 2.0, a), select(ok, 1.0, x)
-    return select(ok, product, exp(xlogy(a_e - 1.0, x_e) - x_e - gammaln(a_e)))
+    return select(ok, product, exp(xlogy(a_e - k, x_e) - x_e - gammaln(a_e)))
+
+
+def _gamma_density_array(xp: Any, a: Any, x: Any, *, k: int) -> Any:
+    return xp.exp(_jax_special(xp, "xlogy")(a - k, x) - x - _jax_special(xp, "gammaln")(a))
+
+
+# Its derivative in x is x^(a-k-1) e^-x (a - k - x) / Gamma(a): the density with k + 1 times
+# a - k - x, which is exact next to its zero x = a - k. (The derivative of the product,
+# (a-k) x^(a-k-1) e^-x - x^(a-k) e^-x, subtracts two terms that agree there: 1.4e15 ulps in
+# gammainc's second derivative next to x = a - 1.) In a: the density times log x - psi(a).
+gamma_density = Primitive(
+    "gamma_density", _gamma_density_form,
+    jvp=(lambda a_dot, y, a, x, *, k: a_dot * y * (log(x) - polygamma(a, n=0)),
+         lambda x_dot, y, a, x, *, k: x_dot * gamma_density(a, x, k=k + 1) * (a - k - x)),
+    vjp=(lambda y_bar, y, a, x, *, k: y_bar * y * (log(x) - polygamma(a, n=0)),
+         lambda y_bar, y, a, x, *, k: y_bar * gamma_density(a, x, k=k + 1) * (a - k - x)),
+    saves=("y a x", "a x"), broadcasts=True,
+    lower=("diffkit's own choice between two forms by the arguments (the product, or the "
+           "exponential of its logarithm), one vectorized numpy call between kernels"),
+    sympy=lambda sp, a, x, *, k: x ** (a - k) * sp.exp(-x) / sp.gamma(a),
+    array_api=_gamma_density_array)
 
 
 def _beta_density(a: Any, b: Any, x: Any) -> Any:
@@ -250,7 +270,7 @@ def _density_da(a: Any, x: Any, n: int) -> Any:
     bell: list[Any] = [1.0]
     for m in range(n):
         bell.append(sum(math.comb(m, i) * bell[m - i] * g[i] for i in range(m + 1)))
-    return _gamma_density(a, x) * bell[n]
+    return gamma_density(a, x, k=1) * bell[n]
 
 
 def _gammainc_da_impl_scipy(a: Any, x: Any, *, n: int) -> Any:
@@ -279,17 +299,16 @@ gammainc_da = Primitive(  # d^n/da^n gammainc(a, x), n >= 1 (gammaincc's: its ne
     saves=("a x", "a x"), broadcasts=True, lower=SCIPY, sympy=no_closed_form("gammainc_da"),
     array_api=_gammainc_da_array)
 gammainc = partials("gammainc", (lambda y, a, x: gammainc_da(a, x, n=1),
-                                 lambda y, a, x: _gamma_density(a, x)),
+                                 lambda y, a, x: gamma_density(a, x, k=1)),
                     impl=lambda a, x: regularized(scipy_special(), a, x, upper=False))
 gammaincc = partials("gammaincc", (lambda y, a, x: -gammainc_da(a, x, n=1),
-                                   lambda y, a, x: -_gamma_density(a, x)),
+                                   lambda y, a, x: -gamma_density(a, x, k=1)),
                      impl=lambda a, x: regularized(scipy_special(), a, x, upper=True))
 betainc = in_one(  # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)
     "betainc", ("a", "b"),
     lambda y, a, b, x: _beta_density(a, b, x))
 # B_2j / (2j)!, j = 1 .. 8: the Euler-Maclaurin corrections of Hurwitz zeta
-_EULER_MACLAURIN = tuple(b / math.factorial(2 * j) for j, b in enumerate(
-    (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510), start=1))
+_EULER_MACLAURIN = tuple(float(b / math.factorial(2 * j)) for j, b in enumerate(BERNOULLI[:8], start=1))
 
 
 def _zeta(x: Any, q: Any) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DiffkitError, Primitive
-from . import dilogarithm, error_function, inverse_error
+from . import beta_function, dilogarithm, error_function, inverse_error, polygamma_negative
 from .compare import mask, select
 from .elementwise import (abs, cos, exp, expm1, is_complex, log, log1p, maximum,  # noqa: A004
                           minimum, mod, no_closed_form, rint, sin)
@@ -173,72 +173,15 @@ def _polygamma_array(xp: Any, x: Any, *, n: int) -> Any:
 
 def _polygamma(x: Any, *, n: int) -> Any:
     """SciPy's polygamma(n, x); for x < 0 and n <= 3 by the reflection formula
-    psi(1 - x) - psi(x) = pi cot(pi x), differentiated n times, with cot(pi x) = cot(pi r)
-    for r = x - rint(x), exact. SciPy's tan(pi x) takes the rounding of pi x (digamma at
+    (:mod:`.polygamma_negative`): SciPy's tan(pi x) takes the rounding of pi x (digamma at
     -1 + 1e-15 is 10% off, 2.6e14 ulps), and its polygamma(n >= 1) at x = -2.3e9 sums a
     series for a minute."""
     special = scipy_special()
     x = np.asarray(x)
     if n > 3 or x.dtype.kind == "c" or not np.any(x < 0):
         return special.polygamma(n, x)
-    with np.errstate(all="ignore"):
-        negative = x < 0
-        r = np.where(negative, x - np.rint(x), 0.5)
-        cot, csc2 = np.cos(np.pi * r) / np.sin(np.pi * r), 1.0 / np.sin(np.pi * r) ** 2
-        d = (cot, -np.pi * csc2, 2 * np.pi**2 * csc2 * cot,
-             -2 * np.pi**3 * csc2 * (2 * cot * cot + csc2))[n]
-        reflected = (-1) ** n * special.polygamma(n, np.where(negative, 1.0 - x, 1.0)) - np.pi * d
-        pole = negative & (r == 0)
-        out = np.where(negative & ~pole, reflected,
-                       special.polygamma(n, np.where(negative & ~pole, 1.0, x)))
-        if n in (0, 2):
-            out = _near_zeros(x, n, out)
+    out = polygamma_negative.polygamma(x, n, special.polygamma)
     return out[()] if out.ndim == 0 else out
-
-
-_ZEROS_TABULATED = 20  # the zeros of digamma and of polygamma(2) in (-20, 0), one an interval
-_ZERO_TERMS = 24
-_NEAR_A_ZERO = {0: 5.0, 2: 50.0}  # |polygamma(n, x)| within the series' radius is below these
-
-
-@functools.cache
-def _zero_series(n: int, k: int) -> tuple[float, float, float, tuple[float, ...]]:
-    """The zero x0 of polygamma(n, x) in (-k - 1, -k) (one for n = 0 and 2: it goes from
-    -inf to inf there) as hi + lo, the radius a fifth of its distance to the nearer pole,
-    and the Taylor coefficients polygamma(n + m, x0) / m!, m = 1 .. 24, from mpmath at 40
-    digits (34 ms, once per interval used): within the radius the series' terms fall by 5
-    each, below 1e-17 of the first by the last."""
-    import mpmath  # (deferred: SymPy's mpmath, once per zero, where an argument is near one)
-
-    with mpmath.workdps(40):
-        eps = mpmath.mpf(10) ** -9
-        x0 = mpmath.findroot(lambda t: mpmath.polygamma(n, t), (-k - 1 + eps, -k - eps),
-                             solver="anderson")
-        hi = float(x0)
-        coefficients = tuple(float(mpmath.polygamma(n + m, x0) / mpmath.factorial(m))
-                             for m in range(1, _ZERO_TERMS + 1))
-        return hi, float(x0 - hi), float(min(x0 + k + 1, -k - x0)) / 5, coefficients
-
-
-def _near_zeros(x: np.ndarray, n: int, out: np.ndarray) -> np.ndarray:
-    """``out`` (polygamma(n, x) by the reflection formula), but next to the zeros x0 in
-    (-20, 0) by the Taylor series about x0, in d = (x - hi) - lo: the reflection's two terms
-    agree there (digamma at -0.504 + 1e-15 lost every digit: 4.7e14 ulps; polygamma(2, x)
-    29 at -19.5), the series keeps them (within 3 ulps)."""
-    close = (x < 0) & (x > -_ZEROS_TABULATED) & (np.abs(out) < _NEAR_A_ZERO[n])
-    if not np.any(close):  # (so a zero's series is made only where an argument may need it)
-        return out
-    out = np.array(out, dtype=float)
-    k = np.where(close, np.floor(-np.where(close, x, 0.5)), -1.0)
-    for interval in np.unique(k[close]):
-        hi, lo, radius, coefficients = _zero_series(n, int(interval))
-        d = (x - hi) - lo  # (x - hi exact: within a factor 2 of hi)
-        near = (k == interval) & (np.abs(d) <= radius)
-        series = 0.0
-        for c in reversed(coefficients):  # Horner's rule
-            series = series * d + c
-        out = np.where(near, series * d, out)
-    return out
 
 
 polygamma = Primitive(  # polygamma(x, n=k) is the k-th derivative of digamma (k = 0: digamma)
@@ -484,7 +427,7 @@ def _digamma_gap(a: Any, b: Any) -> Any:
 
 
 beta = Primitive(  # B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)
-    "beta", _sp("beta"),
+    "beta", beta_function.beta,
     jvp=(lambda a_dot, y, a, b: a_dot * y * _digamma_gap(a, b),
          lambda b_dot, y, a, b: b_dot * y * _digamma_gap(b, a)),
     vjp=(lambda y_bar, y, a, b: y_bar * y * _digamma_gap(a, b),
@@ -493,7 +436,7 @@ beta = Primitive(  # B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)
     sympy=lambda sp, a, b: sp.beta(a, b),
     array_api=_peer("beta"))
 betaln = Primitive(  # log |B(a, b)|
-    "betaln", _sp("betaln"),
+    "betaln", beta_function.betaln,
     jvp=(lambda a_dot, y, a, b: a_dot * _digamma_gap(a, b),
          lambda b_dot, y, a, b: b_dot * _digamma_gap(b, a)),
     vjp=(lambda y_bar, y, a, b: y_bar * _digamma_gap(a, b),
@@ -508,3 +451,31 @@ xlog1py = Primitive(  # x log(1 + y), 0 where x == 0
     saves=("y", "x y"), broadcasts=True, lower=SCIPY,
     sympy=lambda sp, x, y: x * sp.log(1 + y),
     array_api=_peer("xlog1py"))
+
+
+# entr'(x) = -(log x + 1) vanishes at x = 1/e, where log x is -1 to a rounding (5.5e15 ulps
+# next to 1/e, as SciPy, JAX and PyTorch): there it is -(c + log1p((x - x0) / x0)), x0 the
+# double nearest 1/e, x - x0 exact (Sterbenz) and c = log(x0) + 1 (mpmath, 50 digits;
+# tests/test_special_accuracy.py recomputes it).
+_INVERSE_E = 0.36787944117144233
+_LOG_INVERSE_E_PLUS_1 = 3.3784855259134224e-17
+
+
+def _entr_d(y: Any, x: Any) -> Any:
+    """d/dx (-x log x) = -(log x + 1), without the cancellation next to x = 1/e."""
+    if _plain(x):
+        return -(log(x) + 1.0)
+    near = mask(np.less_equal, abs(x - _INVERSE_E), 0.5 * _INVERSE_E)
+    close = log1p((select(near, x, _INVERSE_E) - _INVERSE_E) / _INVERSE_E)
+    return -select(near, _LOG_INVERSE_E_PLUS_1 + close, log(select(near, 1.0, x)) + 1.0)
+
+
+def _entr(x: Any) -> Any:
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        raise DiffkitError("entr is defined on real numbers; take the real part first")
+    return scipy_special().entr(x)
+
+
+entr = unary("entr", _entr, _entr_d, "x",  # -x log x, 0 at 0, -inf below (SciPy's entr)
+             lambda sp, x: -x * sp.log(x), _peer("entr"))
