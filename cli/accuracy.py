@@ -30,13 +30,16 @@ def _flat(record: dict[str, Any]) -> dict[str, Any]:
 @click.option("-m", "--methods", metavar="M,M...",
               help="only these methods: reverse, forward, compiled, central, complex, jax, "
               "torch, autograd (default: every one installed)")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="0: the documented points; another seed draws other points (and other "
+              "distances to zeros, poles and edges): a search for what the fixed ones miss")
 @click.option("--summary", is_flag=True, help="one row per function: each method's max ulps "
               "of value / first / second derivative (the table of docs/accuracy.md)")
 @format_option
 @output_option
 @quiet_option
-def accuracy(names: tuple[str, ...], points: int, methods: str | None, summary: bool, fmt: str,
-             output: str | None, quiet: bool) -> None:
+def accuracy(names: tuple[str, ...], points: int, methods: str | None, seed: int, summary: bool,
+             fmt: str, output: str | None, quiet: bool) -> None:
     """Measure the error in ulps of PRIMITIVE's value, first and second derivative against
     mpmath at 50 digits, over its whole domain, for each way of computing them: diffkit's
     reverse and forward modes, its compiled fused kernels (with numba), central differences
@@ -52,6 +55,7 @@ def accuracy(names: tuple[str, ...], points: int, methods: str | None, summary: 
       diffkit accuracy sigmoid
       diffkit accuracy tanh expm1 --methods reverse,jax
       diffkit accuracy log_ndtr --format json
+      diffkit accuracy gammaln --seed 7        # 400 other points
       diffkit accuracy --summary --format markdown -o table.md
     """
     from diffkit.bench import atlas
@@ -72,7 +76,7 @@ def accuracy(names: tuple[str, ...], points: int, methods: str | None, summary: 
     try:
         for case in cases:
             progress.step(case.name)
-            records += atlas.measure(case, chosen, points)
+            records += atlas.measure(case, chosen, points, seed=seed)
     finally:
         progress.close()
     if summary:

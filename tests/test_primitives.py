@@ -131,6 +131,12 @@ for _name, _dom in UNARY_DOMAINS.items():
 
 
 case("sinc", "at-and-near-zero", lambda r: Spec([np.array([0.0, 0.05, -0.14, 0.16, -1e-9])]))
+# sinc_derivative(x, n=k): sinc's k-th derivative (k = 1, 2), next to 0 and its extrema too
+for _n in (1, 2):
+    case("sinc_derivative", f"n{_n}", lambda r, n=_n: Spec([away(r, (2, 3))], {"n": n}))
+    case("sinc_derivative", f"n{_n}-special", lambda r, n=_n: Spec(
+        [np.array([0.0, 0.05, -0.14, 0.16, 1.4303, -2.4590])], {"n": n}))
+big("sinc_derivative", "big", lambda r: Spec([away(r, (3072, 3))], {"n": 1}))
 
 
 def apart(r: np.random.Generator, sx: tuple, sy: tuple) -> list[Any]:

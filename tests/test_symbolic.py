@@ -31,13 +31,14 @@ ELEMENTWISE = {
     "gamma": ([1.7],), "rgamma": ([1.7],), "erfinv": ([0.3],), "erfcinv": ([0.6],),
     "erfcx": ([0.4],), "ndtri": ([0.3],), "beta": ([0.4, 1.1],), "betaln": ([0.4, 1.1],),
     "xlog1py": ([0.4, 1.1],), "entr": ([0.4],), "gamma_density": ([2.5, 1.3], {"k": 1}),
+    "sinc_derivative": ([1.2], {"n": 2}),
     "real": ([0.3],), "imag": ([0.3],), "conj": ([0.3],),  # (of real values: the symbols are real)
 }
 
 
 # rules whose exact equality sympy cannot decide (float constants such as 2 / sqrt(pi),
 # identities needing sign assumptions): checked at points instead
-NUMERIC_ONLY = {"cbrt", "exp2", "logaddexp2", "arccosh", "sinc", "fmod", "erf", "erfc", "log_ndtr", "sigmoid",
+NUMERIC_ONLY = {"cbrt", "exp2", "logaddexp2", "arccosh", "sinc", "sinc_derivative", "fmod", "erf", "erfc", "log_ndtr", "sigmoid",
                 "erfinv", "erfcinv", "erfcx", "ndtri"}
 
 

@@ -85,6 +85,8 @@ MP_UNARY: dict[str, tuple[Callable[..., Any], list[float], list[dict]]] = {
     "sign": (M.sign, [-0.7, 0.45], [{}]),
     "sin": (M.sin, [-1.1, 0.45, 2.0], [{}]),
     "sinc": (M.sincpi, [-1.3, 0.0, 0.37], [{}]),  # numpy's: sin(pi x) / (pi x)
+    "sinc_derivative": (lambda x, n: M.diff(M.sincpi, x, n), [-1.3, 0.1, 0.37, 8.4886],
+                        [{"n": 1}, {"n": 2}]),
     "sinh": (M.sinh, [-1.1, 0.45, 2.0], [{}]),
     "spence": (lambda x: M.polylog(2, 1 - x), [0.3, 0.801, 0.901, 0.97, 1.0, 1.099, 1.199, 2.5],
                [{}]),  # scipy's

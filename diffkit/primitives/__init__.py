@@ -16,7 +16,7 @@ from .linalg import matmul
 from .reductions import broadcast_to, logsumexp, max, min, prod, sum, sum_to  # noqa: A004
 from .structure import concatenate, getitem, reshape, scatter_add, transpose
 from .elementwise import (arccosh, arcsinh, arctan2, arctanh, cbrt, ceil, exp2, expm1, floor, fmod,
-                          hypot, logaddexp, logaddexp2, mod, rint, sinc)
+                          hypot, logaddexp, logaddexp2, mod, rint, sinc, sinc_derivative)
 from .reductions import cumprod, cumsum
 from .contraction import einsum
 from .linalg import adjugate, cholesky, det, eigh, inv, logabsdet, qr, solve, svd

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from .inverse_error import _product
-from .polygamma_negative import _PI_LO, BERNOULLI
+from .extended import PI_LO
+from .polygamma_negative import BERNOULLI
 
 _FROM = 10.0
 _STIRLING = tuple(float(b / (2 * k * (2 * k - 1))) for k, b in enumerate(BERNOULLI[:8], start=1))
@@ -58,7 +59,7 @@ def _sinpi(x: np.ndarray, low: np.ndarray | float = 0.0) -> np.ndarray:
     two doubles (Dekker's product)."""
     n = np.rint(x)
     hi, lo = _product(np.full_like(x, np.pi), x - n)
-    lo = lo + _PI_LO * (x - n) + np.pi * low
+    lo = lo + PI_LO * (x - n) + np.pi * low
     return np.where(np.fmod(n, 2) == 0, 1.0, -1.0) * (np.sin(hi) + lo * np.cos(hi))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from ..core import Box, NotApplicable, Primitive, primal, shape
 from . import lowering as low
 from . import patterns, series
+from . import sinc_derivative as sinc_series
 from .compare import mask, select, without_derivatives
 from .structure import align
 
@@ -461,14 +462,6 @@ arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / _one_minus_square(x), 
                 lambda sp, x: sp.atanh(x), "atanh", lower=low.libm("atanh"), complex=True)
 
 
-# d sinc/dx = sum_n (-1)^n 2n pi^2n x^(2n-1) / (2n+1)!, n = 1..8: used for |x| < 0.15, where
-# the formula below loses digits to cancellation (and at 0 divides by zero); its error there
-# is below 3e-16, and at 0 it gives the derivatives of sinc up to the 16th (to rounding)
-# (the second, -pi^2/3, included): the polynomial is differentiated exactly.
-_SINC_SERIES = tuple((-1) ** n * 2 * n * np.pi ** (2 * n) / float(np.prod(np.arange(1.0, 2 * n + 2)))
-                     for n in range(1, 9))
-
-
 def _sinc(x: Any) -> Any:
     """sin(pi x) / (pi x), 1 at 0 (numpy's sinc, with numpy's 1e-20 for x = 0), sin(pi x) as
     (-1)^n sin(pi (x - n)) for n = rint(x), x - n exact: numpy's sin(pi * x) takes the
@@ -492,15 +485,37 @@ def _cospi(x: Any) -> Any:
     return cos(np.pi * (x - n)) * (1.0 - 2.0 * abs(fmod(n, 2.0)))
 
 
+def _series(x: Any, coefficients: Sequence[float]) -> Any:
+    """sum_n c_n x^(2n-2), n = 1, 2 ... (Horner's rule in x^2, on primitives)."""
+    xx, total = x * x, 0.0
+    for c in reversed(coefficients):
+        total = total * xx + c
+    return total
+
+
 def _dsinc(y: Any, x: Any) -> Any:
-    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, and its Taylor series near 0."""
-    near_zero = mask(np.less, abs(x), 0.15)  # (one mask per example under vmap)
+    """d sinc(x)/dx: the primitive :data:`sinc_derivative` on real numbers; on complex values
+    and formulas (cos(pi x) - sinc(x)) / x, and its Taylor series near 0."""
+    if not (is_complex(x) or getattr(x, "expression", False)):
+        return sinc_derivative(x, n=1)
+    near_zero = mask(np.less, abs(x), sinc_series.NEAR)  # (one mask per example under vmap)
     safe = _choose(near_zero, 1.0, x)
-    xx = x * x
-    series = 0.0
-    for c in reversed(_SINC_SERIES):  # Horner's rule in x^2
-        series = series * xx + c
-    return _choose(near_zero, series * x, (_cospi(x) - y) / safe)
+    return _choose(near_zero, _series(x, sinc_series.SERIES) * x, (_cospi(x) - y) / safe)
+
+
+def _sinc_derivative_d(x_dot: Any, y: Any, x: Any, *, n: int) -> Any:
+    """The derivative of sinc_derivative(x, n): sinc'' itself the primitive (n = 1); sinc''' as
+    -(3 sinc'' + pi^2 sinc + pi^2 x sinc') / x (sinc's equation differentiated), near 0 the
+    series differentiated term by term."""
+    if n == 1:
+        return x_dot * sinc_derivative(x, n=2)
+    if is_complex(x) or getattr(x, "expression", False):  # (the formula: no masks)
+        return -x_dot * (3.0 * y + np.pi**2 * sinc(x) + np.pi**2 * x * sinc_derivative(x, n=1)) / x
+    near_zero = mask(np.less, abs(x), sinc_series.NEAR)
+    safe = _choose(near_zero, 1.0, x)
+    slopes = [c * (2 * k - 1) * (2 * k - 2) for k, c in enumerate(sinc_series.SERIES, start=1)]
+    far = -(3.0 * y + np.pi**2 * sinc(safe) + np.pi**2 * safe * sinc_derivative(safe, n=1)) / safe
+    return x_dot * _choose(near_zero, _series(x, slopes[1:]) * x, far)
 
 
 def _choose(cond: Any, a: Any, b: Any) -> Any:
@@ -512,6 +527,21 @@ def _choose(cond: Any, a: Any, b: Any) -> Any:
 sinc = unary("sinc", _sinc, _dsinc, "y x", lambda sp, x: sp.sinc(sp.pi * x),
              lambda xp, x: xp.where(x == 0, 1.0, xp.sin(np.pi * x) / (np.pi * xp.where(x == 0, 1.0, x))),
              lower=low.Lowering(low.sinc))
+sinc_derivative = Primitive(  # sinc'(x) (n = 1), sinc''(x) (n = 2): sinc_derivative.py
+    "sinc_derivative", sinc_series.sinc_derivative,
+    jvp=(_sinc_derivative_d,),
+    vjp=(lambda y_bar, y, x, *, n: _sinc_derivative_d(y_bar, y, x, n=n),),
+    saves=("y x",), broadcasts=True,
+    sympy=lambda sp, x, *, n: sp.diff(sp.sin(sp.pi * x) / (sp.pi * x), x, n),
+    array_api=lambda xp, x, *, n: _sinc_derivative_array(xp, x, n),
+    lower=("diffkit's own routine (in long double, a series near 0), one vectorized numpy "
+           "call between kernels"))
+
+
+def _sinc_derivative_array(xp: Any, x: Any, n: int) -> Any:
+    s, c = xp.sin(np.pi * x), xp.cos(np.pi * x)
+    slope = (np.pi * x * c - s) / (np.pi * x * x)
+    return slope if n == 1 else -np.pi**2 * s / (np.pi * x) - 2.0 * slope / x
 
 
 @functools.cache

@@ -172,6 +172,9 @@ def _own_orders(name: str, zero: str, one: str | None = None) -> Callable[[Any, 
                 c1 = getattr(special, one)(x)
                 own = np.where(v == 1, c1, np.where(v == -1, -c1, own))
             out = np.where(np.abs(x) <= 5.0, own, out)
+            if name == "yv":  # (SciPy's yv(2, 1e-152) is -inf, yn's recurrence -9.7e303)
+                integer = np.isinf(out) & (x > 0) & (v == np.rint(v)) & (np.abs(v) < 2**31)
+                out = np.where(integer, special.yn(np.where(integer, v, 0).astype(int), x), out)
         return out[()] if out.ndim == 0 else out
     impl.__name__ = name
     return impl

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from .extended import EXTENDED, PI, PI_LO, sincospi
 from .inverse_error import _product
 
-_PI_LO = 1.2246467991473532e-16  # π − np.pi
 _LAURENT_UP_TO = (0.4, 0.45, 0.45, 0.45)  # by n: where the Laurent series is the more accurate
 _LAURENT_TERMS = 32  # 0.45² per term: the 32nd is below 1e-20 of the first (n <= 3)
 _ZEROS_TABULATED = 20  # the zeros of digamma and of polygamma(2) in (-20, 0), one an interval
@@ -43,7 +43,6 @@ _NEAR_A_ZERO = {0: 5.0, 2: 50.0}  # |polygamma(n, x)| within the series' radius 
 # 5 each, but polygamma(2)'s coefficients grow as m^2 (a pole of order 3): 10 ulps at the
 # edge of a fifth, 1 within an eighth (where the reflection formula is within 2)
 _RADIUS = {0: 1 / 5, 2: 1 / 8}
-_EXTENDED = np.finfo(np.longdouble).nmant >= 63
 _ASYMPTOTIC_FROM = 15  # from there the 10 terms are within 1e-22 of digamma, 3e-20 of polygamma(2)
 #: the Bernoulli numbers B_2, B_4 … B_20
 BERNOULLI = tuple(Fraction(b) for b in ("1/6", "-1/30", "1/42", "-1/30", "5/66", "-691/2730",
@@ -59,7 +58,7 @@ def polygamma(x: np.ndarray, n: int, scipy_polygamma: Callable[[int, Any], Any])
         pole = negative & (r == 0)
         reflect = negative & ~pole
         out = scipy_polygamma(n, np.where(reflect, 1.0, x))
-        if _EXTENDED and n in (0, 2):
+        if EXTENDED and n in (0, 2):
             out = np.array(out, dtype=float)
             out[reflect] = _extended(x[reflect], n)
         else:
@@ -97,7 +96,7 @@ def cot_derivative(r: np.ndarray, n: int) -> np.ndarray:
     with np.errstate(divide="ignore"):
         near = (-1) ** n * factorial(n) / r ** (n + 1) + series * r ** exponent
     th, tl = _product(np.full_like(r, np.pi), r)
-    tl = tl + _PI_LO * r
+    tl = tl + PI_LO * r
     s = np.sin(th) + tl * np.cos(th)
     c = np.cos(th) - tl * np.sin(th)
     far = (pi_power * c / s, -pi_power / (s * s), 2.0 * pi_power * c / (s * s * s),
@@ -114,7 +113,6 @@ def _extended(x: np.ndarray, n: int) -> np.ndarray:
     from sin and cos of πr, or of π(1/2 − |r|) beyond |r| = 1/4, where cos πr is small and
     would take the rounding of πr."""
     ld = np.longdouble
-    pi = ld(np.pi) + ld(_PI_LO)
     z = ld(1.0) - x.astype(ld)
     shift = np.zeros_like(z)
     low = np.flatnonzero(z < _ASYMPTOTIC_FROM)
@@ -132,15 +130,11 @@ def _extended(x: np.ndarray, n: int) -> np.ndarray:
     for k in range(len(BERNOULLI), 0, -1):  # Horner's rule in w
         b = ld(BERNOULLI[k - 1].numerator) / ld(BERNOULLI[k - 1].denominator)
         series = (series + (b / (2 * k) if n == 0 else (2 * k + 1) * b)) * w
-    r = x - np.rint(x)
-    folded = np.abs(r) > 0.25
-    u = np.where(folded, 0.5 - np.abs(r), r).astype(ld)  # (0.5 - |r| exact)
-    s, c = np.sin(pi * u), np.cos(pi * u)
-    s, c = np.where(folded, np.sign(r) * c, s), np.where(folded, s, c)
+    s, c = sincospi(x)
     if n == 0:
-        out = np.log(z) - 0.5 / z - series + shift - pi * c / s
+        out = np.log(z) - 0.5 / z - series + shift - PI * c / s
     else:
-        out = -w - w / z - w * series + shift - 2 * pi**3 * c / (s * s * s)
+        out = -w - w / z - w * series + shift - 2 * PI**3 * c / (s * s * s)
     return out.astype(np.float64)
 
 
