@@ -202,3 +202,39 @@ def test_the_documented_table_is_the_scripts_output():
     """docs/accuracy.md's summary table names the command that prints it."""
     assert "python -m diffkit.bench.atlas --markdown" in DOC
     assert re.search(r"^\| function \| diffkit reverse", DOC, re.MULTILINE)
+
+
+def test_another_seed_draws_other_points_in_the_domain(capsys):
+    """``--seed``: the documented points for 0, others (and other distances to the special
+    points) for another seed, all inside the domain; the command prints them."""
+    import json
+
+    from test_cli import run
+
+    case = atlas.CASES["log1p"]
+    fixed, again = atlas.points(case, 400), atlas.points(case, 400, seed=0)
+    one, two = atlas.points(case, 400, seed=1), atlas.points(case, 400, seed=2)
+    np.testing.assert_array_equal(fixed, again)
+    assert len(np.intersect1d(fixed, one)) < 0.1 * len(one)
+    assert len(np.intersect1d(one, two)) < 0.1 * len(one)
+    assert one.min() >= -1.0 and len(one) > 300
+    code, out, _ = run(capsys, "accuracy", "sinc", "--seed", "3", "-m", "reverse", "--format", "json")
+    record, = json.loads(out)
+    assert code == 0 and record["d1_max_ulps"] <= 1.5, record  # (142 in doubles at seed 3)
+
+
+def test_gammainc_between_its_series_and_its_fraction_keeps_its_digits():
+    """For a >= 1 between x = min(1, a) and max(2a, 10): the series below x = a, the
+    continued fraction from there, Γ(a + 1) as a Γ(a) (SciPy's: 9 to 800 ulps for a = 2.5
+    to 100), against mpmath rounded to doubles (whole ulps)."""
+    import diffkit.scipy.special as dsp
+
+    rng = np.random.default_rng(1)
+    a = np.exp(rng.uniform(0.0, np.log(100.0), 150))
+    x = rng.uniform(np.minimum(1.0, a), np.maximum(2.0 * a, 10.0))
+    with mpmath.workdps(40):
+        p = np.array([float(mpmath.gammainc(s, 0, t, regularized=True)) for s, t in zip(a, x)])
+        q = np.array([float(mpmath.gammainc(s, t, mpmath.inf, regularized=True)) for s, t in zip(a, x)])
+    for got, want in ((dsp.gammainc(a, x), p), (dsp.gammaincc(a, x), q)):
+        ulps = np.abs(got - want) / np.spacing(np.abs(want))
+        assert ulps.max() <= 6, (a[ulps.argmax()], x[ulps.argmax()], ulps.max())

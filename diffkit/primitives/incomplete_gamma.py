@@ -165,7 +165,8 @@ def _prefix(sp: Any, a: np.ndarray, x: np.ndarray, shift: float) -> np.ndarray:
     ulps off (600 at x = 1e-120 for a = 2.5). NaN where a factor overflows."""
     half = x > 700.0
     e = np.exp(-np.where(half, 0.5, 1.0) * x)
-    out = np.power(x, a) * e / sp.gamma(a + shift) * np.where(half, e, 1.0)
+    gamma = sp.gamma(a) * (a if shift else 1.0)  # (Γ(a + 1) at a + 1 rounded: 23 ulps at 16.3)
+    out = np.power(x, a) * e / gamma * np.where(half, e, 1.0)
     fits = (a * np.log(x) < 700.0) & (a + shift < 170.0)
     return np.where(fits, out, np.nan)
 
@@ -199,12 +200,12 @@ def regularized(sp: Any, a: Any, x: Any, upper: bool) -> Any:
     (S = sum_m x^m / ((a + 1) ... (a + m)), every term positive; Q = 1 - P), for
     x >= max(2a, 10) Legendre's continued fraction ``Q = prefix h`` (P = 1 - Q). In between,
     for a >= 1, the series below x = a and the fraction (200 levels) from there: SciPy's
-    are 9 to 26 ulps off at a = 2.5, 800 at a = 100; these within 6.
+    are 9 to 26 ulps off at a = 2.5, 800 at a = 100; these within 6.5.
 
     >>> import scipy.special as sp  # P(2.5, x) = x^2.5 / Gamma(3.5) = 1e-250 / 3.323... here
     >>> ours, scipys = regularized(sp, 2.5, 1e-100, upper=False), sp.gammainc(2.5, 1e-100)
-    >>> float(ours) * 1e250, float(scipys) * 1e250
-    (0.30090111122547, 0.30090111122546986)
+    >>> float(ours) * 1e250, float(scipys) * 1e250  # (mpmath: 0.30090111122547003474…)
+    (0.30090111122547003, 0.30090111122546986)
     """
     value = sp.gammaincc(a, x) if upper else sp.gammainc(a, x)
     if np.iscomplexobj(a) or np.iscomplexobj(x):
