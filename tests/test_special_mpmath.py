@@ -233,3 +233,20 @@ def test_beta_and_betaln_keep_their_digits_where_one_argument_is_large():
                              (dsp.betaln(small, large), ln_want, 5)):
         ulps = np.abs(got - want)[normal] / np.spacing(np.abs(want[normal]))
         assert ulps.max() <= limit, (small[normal][ulps.argmax()], ulps.max())
+
+
+@pytest.mark.parametrize("v", [0.0, 1.0, 2.5])
+def test_iv_and_ive_between_their_two_series_keep_their_digits(v):
+    """Between |x| = 2 and 20 + v^2 the power series in long double (SciPy's iv: 8 ulps),
+    against mpmath rounded to doubles."""
+    from diffkit.primitives import extended
+
+    rng = np.random.default_rng(int(v * 10))
+    xs = rng.uniform(2.0, 20.0 + v * v, 120) * (rng.choice([-1.0, 1.0], 120) if v != 2.5 else 1.0)
+    with mp.workdps(40):
+        i = [mp.besseli(v, mp.mpf(x)) for x in xs]
+        want_i = np.array([float(w) for w in i])
+        want_e = np.array([float(w * mp.exp(-abs(mp.mpf(x)))) for w, x in zip(i, xs)])
+    for got, want in ((dsp.iv(v, xs), want_i), (dsp.ive(v, xs), want_e)):
+        ulps = np.abs(got - want) / np.spacing(np.abs(want))
+        assert ulps.max() <= (4 if extended.EXTENDED else 9), (xs[ulps.argmax()], ulps.max())
