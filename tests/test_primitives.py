@@ -340,6 +340,12 @@ for _k in (1, 2):
         [real(r, (2, 3), 0.8, 4.0), real(r, (2, 3), 0.2, 5.0)], {"k": k}))
 case("gamma_density", "const-a", lambda r: Spec(
     [np.array([0.5, 2.5, 3.2]), real(r, (2, 3), 0.2, 5.0)], {"k": 1}, const=(0,)))
+# ive_derivative(v, x, n=k): d^k/dx^k ive(v, x) for 1/2 < |x| < 20 + v^2 (ive's rule there)
+for _n in (1, 2):
+    case("ive_derivative", f"n{_n}", lambda r, n=_n: Spec(
+        [np.array([0.0, 1.0, -2.0]), away(r, (2, 3), 0.6, 15.0)], {"n": n}, const=(0,)))
+big("ive_derivative", "big", lambda r: Spec([np.array([0.0, 1.0, 2.0]), away(r, (3072, 3), 0.6, 15.0)],
+                                          {"n": 1}, const=(0,)))
 big("gamma_density", "big", lambda r: Spec([real(r, (3072, 3), 0.8, 4.0), real(r, (3072, 3), 0.2, 5.0)],
                                          {"k": 1}))
 

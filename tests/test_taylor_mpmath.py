@@ -134,6 +134,8 @@ MP_NARY: dict[str, tuple[Callable[..., Any], list[tuple], tuple[int, ...], list[
                       [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{"k": 1}, {"k": 2}]),
     "gammainc_da": (lambda a, x, n: M.diff(lambda s: M.gammainc(s, 0, x, regularized=True), a, n),
                     [(2.3, 0.8), (0.7, 3.1)], (0, 1), [{"n": 1}, {"n": 2}]),
+    "ive_derivative": (lambda v, x, n: M.diff(lambda t: M.besseli(v, t) * M.exp(-abs(t)), x, n),
+                       [(0.0, 0.8), (1.5, 2.7), (1.0, -1.4), (1.0, 18.0)], (1,), [{"n": 1}, {"n": 2}]),
     "iv": (M.besseli, [(0.0, 0.8), (1.5, 2.7)], (1,), [{}]),
     "ive": (lambda v, x: M.besseli(v, x) * M.exp(-abs(x)), [(0.0, 0.8), (1.5, 2.7), (1.0, -1.4)],
             (1,), [{}]),

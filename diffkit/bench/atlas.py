@@ -563,6 +563,7 @@ NOT_MEASURED = {
     "gamma_density": "gammainc's derivative in x: the first and second derivatives of the "
                      "rows gammainc(2.5, x) and gammaincc(2.5, x)",
     "sinc_derivative": "sinc's first and second derivatives: the row sinc",
+    "ive_derivative": "ive's first and second derivatives: the rows ive(1, x) and i0e",
 }
 
 

@@ -23,7 +23,8 @@ from .linalg import adjugate, cholesky, det, eigh, inv, logabsdet, qr, solve, sv
 from .pseudo import pinv
 from .special import erf, erfc, gammaln, log_ndtr, logit, polygamma, xlogy
 from .special import beta, betaln, entr, erfcinv, erfcx, erfinv, gamma, ndtri, rgamma, spence, xlog1py
-from .parametric import betainc, gamma_density, gammainc, gammainc_da, gammaincc, iv, ive, jv, yv, zeta
+from .parametric import (betainc, gamma_density, gammainc, gammainc_da, gammaincc, iv, ive,
+                         ive_derivative, jv, yv, zeta)
 from .elementwise import conj, imag, is_complex, real, to_input
 from .fourier import fft, ifft, irfft, rfft
 from .gather import gather, scatter
