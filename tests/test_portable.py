@@ -42,8 +42,8 @@ def test_structural_and_reduction_primitives():
 
 def test_every_forward_primitive_is_portable_or_backward_only():
     # used by derivative rules only, never by a program: scatter_add and scatter (adjoints of
-    # indexing and of a gather), adjugate (det's derivative)
-    backward_only = {"scatter_add", "scatter", "adjugate"}
+    # indexing and of a gather), adjugate (det's derivative), ive_derivative (ive's)
+    backward_only = {"scatter_add", "scatter", "adjugate", "ive_derivative"}
     for prim in primitives.table().values():
         if prim.name in backward_only:
             continue
