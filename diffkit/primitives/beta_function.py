@@ -26,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .inverse_error import _product
-from .extended import PI_LO
+from .extended import pi_times
 from .polygamma_negative import BERNOULLI
 
 _FROM = 10.0
@@ -58,8 +57,8 @@ def _sinpi(x: np.ndarray, low: np.ndarray | float = 0.0) -> np.ndarray:
     """sin π(x + low), |low| ≤ ulp(x), as ±sin πr, r = x − rint(x) exact, with πr + π low as
     two doubles (Dekker's product)."""
     n = np.rint(x)
-    hi, lo = _product(np.full_like(x, np.pi), x - n)
-    lo = lo + PI_LO * (x - n) + np.pi * low
+    hi, lo = pi_times(x - n)
+    lo = lo + np.pi * low
     return np.where(np.fmod(n, 2) == 0, 1.0, -1.0) * (np.sin(hi) + lo * np.cos(hi))
 
 

@@ -14,9 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .inverse_error import _product
+
 EXTENDED = np.finfo(np.longdouble).nmant >= 63
 PI_LO = 1.2246467991473532e-16  # π − np.pi
 PI = np.longdouble(np.pi) + np.longdouble(PI_LO)  # (π to 64 bits where long double has them)
+
+
+def pi_times(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """πr as two doubles, hi + lo (Dekker's product by np.pi, and π − np.pi times r)."""
+    hi, lo = _product(np.full_like(r, np.pi), r)
+    return hi, lo + PI_LO * r
 
 
 def sincospi(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -184,7 +184,7 @@ def _ive_derivative_impl(v: Any, x: Any, *, n: int) -> Any:
     (ive(v - 1) + ive(v + 1))/2 - sign(x) ive(v) in doubles: 68 ulps at |x| = 18), 11 more
     bits keep the result within an ulp. Up to 2 sqrt(a^2/4) + 60 terms (a < 20 + v^2)."""
     v, x = np.broadcast_arrays(np.asarray(v, dtype=float), np.asarray(x, dtype=float))
-    dtype = np.longdouble if EXTENDED else np.float64
+    dtype = np.longdouble  # (a double where numpy has no extended precision)
     integer = v == np.rint(v)
     order = np.where(integer, np.abs(v), v)
     a = np.abs(x).astype(dtype)

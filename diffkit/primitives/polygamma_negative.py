@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .extended import EXTENDED, PI, PI_LO, sincospi
-from .inverse_error import _product
+from .extended import EXTENDED, PI, pi_times, sincospi
 
 _LAURENT_UP_TO = (0.4, 0.45, 0.45, 0.45)  # by n: where the Laurent series is the more accurate
 _LAURENT_TERMS = 32  # 0.45² per term: the 32nd is below 1e-20 of the first (n <= 3)
@@ -95,8 +94,7 @@ def cot_derivative(r: np.ndarray, n: int) -> np.ndarray:
         series = series * r2 + c
     with np.errstate(divide="ignore"):
         near = (-1) ** n * factorial(n) / r ** (n + 1) + series * r ** exponent
-    th, tl = _product(np.full_like(r, np.pi), r)
-    tl = tl + PI_LO * r
+    th, tl = pi_times(r)
     s = np.sin(th) + tl * np.cos(th)
     c = np.cos(th) - tl * np.sin(th)
     far = (pi_power * c / s, -pi_power / (s * s), 2.0 * pi_power * c / (s * s * s),

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .extended import EXTENDED, PI, sincospi
+from .extended import PI, sincospi
 
 #: d sinc/dx = Σₙ (−1)ⁿ 2n π²ⁿ x^(2n−1)/(2n + 1)!, n = 1 … 8, for |x| < 0.15 (``NEAR``),
 #: where its error is below 3e-16
@@ -39,13 +39,8 @@ def sinc_derivative(x: Any, *, n: int = 1) -> Any:
             series = series * xx + (c if n == 1 else c * (2 * k - 1))
         near = np.abs(x) < NEAR
         safe = np.where(near, 1.0, x)
-        if EXTENDED:
-            s, c = sincospi(safe)
-            big = safe.astype(np.longdouble)
-        else:
-            r = safe - np.rint(safe)
-            parity = 1.0 - 2.0 * np.abs(np.fmod(np.rint(safe), 2.0))
-            s, c, big = np.sin(np.pi * r) * parity, np.cos(np.pi * r) * parity, safe
+        s, c = sincospi(safe)  # (in doubles where numpy's long double is one)
+        big = safe.astype(np.longdouble)
         value = s / (PI * big)
         slope = (PI * big * c - s) / (PI * big * big)
         far = slope if n == 1 else -PI * PI * value - 2 * slope / big
