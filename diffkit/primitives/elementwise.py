@@ -22,6 +22,7 @@ import numpy as np
 from ..core import Box, NotApplicable, Primitive, primal, shape
 from . import lowering as low
 from . import patterns, series
+from .extended import EXTENDED, rounded
 from . import sinc_derivative as sinc_series
 from .compare import mask, select, without_derivatives
 from .structure import align
@@ -37,8 +38,14 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], sa
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
         vjp=(lambda y_bar, y, x: y_bar * d(y, x),),
         saves=(saves,), sympy=sympy, broadcasts=True,
-        ufunc=impl if isinstance(impl, np.ufunc) else None, array_api=array_api, **facts,
+        ufunc=_ufunc(impl), array_api=array_api, **facts,
     )
+
+
+def _ufunc(impl: Callable) -> np.ufunc | None:
+    """The numpy ufunc an implementation computes (``rounded(np.exp)`` computes np.exp)."""
+    base = getattr(impl, "__wrapped__", impl)
+    return base if isinstance(base, np.ufunc) else None
 
 
 def _sigmoid(x: Any) -> Any:
@@ -62,11 +69,11 @@ def _zero(y: Any, x: Any) -> np.ndarray:
     return np.zeros(shape(y))
 
 
-exp = unary("exp", np.exp, lambda y, x: y, "y", lambda sp, x: sp.exp(x), lower=low.libm("exp"),
+exp = unary("exp", rounded(np.exp), lambda y, x: y, "y", lambda sp, x: sp.exp(x), lower=low.libm("exp"),
             taylor=series.ode(np.exp, lambda y, m: y[m]), complex=True)
-log = unary("log", np.log, lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x),
+log = unary("log", rounded(np.log), lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x),
             lower=low.libm("log"), taylor=series.log, complex=True)
-log1p = unary("log1p", np.log1p, lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x),
+log1p = unary("log1p", rounded(np.log1p), lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x),
               lower=low.libm("log1p"), complex=True)
 
 
@@ -82,11 +89,11 @@ def _dsqrt(y: Any, x: Any) -> Any:
 
 sqrt = unary("sqrt", np.sqrt, _dsqrt, "y x", lambda sp, x: sp.sqrt(x),
              lower=low.libm("sqrt"), taylor=series.sqrt, complex=True)
-sin = unary("sin", np.sin, lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x), lower=low.libm("sin"),
+sin = unary("sin", rounded(np.sin), lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x), lower=low.libm("sin"),
             taylor=series.pair(np.sin, np.cos, -1.0, 0), complex=True)
-cos = unary("cos", np.cos, lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x),
+cos = unary("cos", rounded(np.cos), lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x),
             lower=low.libm("cos"), taylor=series.pair(np.sin, np.cos, -1.0, 1), complex=True)
-tan = unary("tan", np.tan, lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x),
+tan = unary("tan", rounded(np.tan), lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x),
             lower=low.libm("tan"),
             taylor=series.ode(np.tan, lambda y, m: (m == 0) + series.square(y, m)), complex=True)
 
@@ -109,9 +116,9 @@ def _darcsin(x: Any) -> Any:
     return sqrt(1.0 / _one_minus_square(x))
 
 
-arcsin = unary("arcsin", np.arcsin, lambda y, x: _darcsin(x), "x",
+arcsin = unary("arcsin", rounded(np.arcsin), lambda y, x: _darcsin(x), "x",
                lambda sp, x: sp.asin(x), "asin", lower=low.libm("asin"), complex=True)
-arccos = unary("arccos", np.arccos, lambda y, x: -_darcsin(x), "x",
+arccos = unary("arccos", rounded(np.arccos), lambda y, x: -_darcsin(x), "x",
                lambda sp, x: sp.acos(x), "acos", lower=low.libm("acos"), complex=True)
 
 
@@ -222,11 +229,11 @@ def _darctan(x: Any) -> Any:
     return _reciprocal(*_sum_of_squares(_clip(x * sigma), sigma, b_exact=True), sigma) * sigma
 
 
-arctan = unary("arctan", np.arctan, lambda y, x: _darctan(x), "x", lambda sp, x: sp.atan(x),
+arctan = unary("arctan", rounded(np.arctan), lambda y, x: _darctan(x), "x", lambda sp, x: sp.atan(x),
                "atan", lower=low.libm("atan"), complex=True)
-sinh = unary("sinh", np.sinh, lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x),
+sinh = unary("sinh", rounded(np.sinh), lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x),
              lower=low.libm("sinh"), taylor=series.pair(np.sinh, np.cosh, 1.0, 0), complex=True)
-cosh = unary("cosh", np.cosh, lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x),
+cosh = unary("cosh", rounded(np.cosh), lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x),
              lower=low.libm("cosh"), taylor=series.pair(np.sinh, np.cosh, 1.0, 1), complex=True)
 
 
@@ -246,7 +253,7 @@ def _dtanh(x: Any, y: Any) -> Any:
     return select(mask(np.less, a, 0.625), 1.0 - y * y, q * (2.0 - q))
 
 
-tanh = unary("tanh", np.tanh, lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x),
+tanh = unary("tanh", rounded(np.tanh), lambda y, x: _dtanh(x, y), "y x", lambda sp, x: sp.tanh(x),
              lower=low.libm("tanh"),
              taylor=series.logistic(np.tanh, lambda x: _dtanh(x, np.tanh(x)), 1.0, 1.0),
              complex=True)
@@ -318,17 +325,42 @@ div = Primitive(
 )
 
 
+_POWER = rounded(np.power)
+
+
+def _power(x: Any, y: Any) -> Any:
+    """x ** y rounded once (:func:`~.extended.rounded`), but for the exponents numpy computes
+    exactly rounded already, and faster: 2, 0.5 and -1 (x·x, √x, 1/x), 0 and 1; a constant
+    half-integer exponent below 8 in magnitude (sqrt′ is x^-0.5) as x^(y - 1/2) √x in long
+    double, three roundings 2⁻¹¹ ulp apart where long double's pow takes 0.5 µs a number.
+
+    >>> float(_power(np.float64(4.0), -1.5)), float(_power(np.float64(2.0), 3.0))
+    (0.125, 8.0)
+    """
+    if np.ndim(y) == 0 and y in (0, 1, 2, 0.5, -1):
+        return np.power(x, y)
+    if EXTENDED and np.isrealobj(y) and np.ndim(y) == 0 and y % 1 == 0.5 and abs(y) < 8 \
+            and np.result_type(x) == np.float64:
+        wide = np.asarray(x, np.longdouble)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (said by numpy's power below)
+            out = (np.power(wide, y - 0.5) * np.sqrt(wide)).astype(np.float64)
+        edge = (wide == 0) | np.isinf(wide) | (wide < 0)  # (0 · inf, NaN: numpy's power)
+        return np.where(edge, np.power(x, y), out) if edge.any() else out
+    return _POWER(x, y)
+
+
 def _dpow_dx(x: Any, y: Any) -> Any:
-    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0).
+    """d(x**y)/dx = y x^(y-1), exactly 0 where y == 0 (not 0 * inf at x = 0); x^(y-1) by the
+    primitive (on arrays ``**`` would be numpy's own pow, not rounded once).
 
     Where y == 0 the product ``y * x^(y-1)`` is kept, not replaced by a constant, so its
     derivative in y (the mixed second derivative, 1/x) survives; only at x = y = 0 the
     base is swapped for 1 (nothing infinite is computed) and the result is the constant 0.
     """
     if not isinstance(y, Box) and np.ndim(y) == 0:  # a constant exponent: the common case
-        return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * x ** (y - 1))
+        return 0.0 * x if y == 0 else (2.0 * x if y == 2 else y * power(x, y - 1))
     both_zero = mask(np.equal, abs(x) + abs(y), 0.0)  # x = y = 0 (one mask per example: vmap)
-    return select(both_zero, 0.0, y * select(both_zero, 1.0, x) ** (y - 1))
+    return select(both_zero, 0.0, y * power(select(both_zero, 1.0, x), y - 1))
 
 
 def _dpow_dy(z: Any, x: Any) -> Any:
@@ -338,7 +370,7 @@ def _dpow_dy(z: Any, x: Any) -> Any:
 
 
 power = Primitive(
-    "power", np.power,
+    "power", _power,
     jvp=(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y),
          lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x)),
     vjp=(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y),
@@ -436,14 +468,14 @@ def _dcbrt(y: Any, x: Any) -> Any:
     return select(at_zero, np.inf, y / select(at_zero, 1.0, x) / 3.0)
 
 
-cbrt = unary("cbrt", np.cbrt, _dcbrt, "y x", lambda sp, x: sp.real_root(x, 3),
+cbrt = unary("cbrt", rounded(np.cbrt), _dcbrt, "y x", lambda sp, x: sp.real_root(x, 3),
              lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0),
              lower=low.Lowering(low.cbrt, ulps=2))
-exp2 = unary("exp2", np.exp2, lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
+exp2 = unary("exp2", rounded(np.exp2), lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
              lambda xp, x: xp.pow(2.0, x), lower=low.libm("exp2"), complex=True)
 # (expm1' = exp(x), not y + 1: y + 1 is 1 + (a number near -1) for x < 0, every digit lost
 # by x = -37)
-expm1 = unary("expm1", np.expm1, lambda y, x: exp(x), "x", lambda sp, x: sp.exp(x) - 1,
+expm1 = unary("expm1", rounded(np.expm1), lambda y, x: exp(x), "x", lambda sp, x: sp.exp(x) - 1,
               lower=low.libm("expm1"), complex=True)
 
 
@@ -454,11 +486,11 @@ def _hypot1(x: Any) -> Any:
 
 # (hypot(x, 1) and sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 + 1) and sqrt(x^2 - 1): x^2 overflows
 # beyond 1.3e154, and rounds before the difference is taken near x = 1)
-arcsinh = unary("arcsinh", np.arcsinh, lambda y, x: 1.0 / _hypot1(x), "x",
+arcsinh = unary("arcsinh", rounded(np.arcsinh), lambda y, x: 1.0 / _hypot1(x), "x",
                 lambda sp, x: sp.asinh(x), "asinh", lower=low.libm("asinh"), complex=True)
-arccosh = unary("arccosh", np.arccosh, lambda y, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)), "x",
+arccosh = unary("arccosh", rounded(np.arccosh), lambda y, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)), "x",
                 lambda sp, x: sp.acosh(x), "acosh", lower=low.libm("acosh"), complex=True)
-arctanh = unary("arctanh", np.arctanh, lambda y, x: 1.0 / _one_minus_square(x), "x",
+arctanh = unary("arctanh", rounded(np.arctanh), lambda y, x: 1.0 / _one_minus_square(x), "x",
                 lambda sp, x: sp.atanh(x), "atanh", lower=low.libm("atanh"), complex=True)
 
 
@@ -599,7 +631,7 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
 
 
 arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
-    "arctan2", np.arctan2,
+    "arctan2", rounded(np.arctan2),
     jvp=(lambda a_dot, z, a, b: a_dot * _over_square(a, b, 1),
          lambda b_dot, z, a, b: -b_dot * _over_square(a, b, 0)),
     vjp=(lambda z_bar, z, a, b: z_bar * _over_square(a, b, 1),
@@ -625,7 +657,7 @@ def _hypot_share(a: Any, b: Any, z: Any) -> Any:
 
 
 hypot = Primitive(
-    "hypot", np.hypot,
+    "hypot", rounded(np.hypot),
     jvp=(lambda x_dot, z, x, y: x_dot * _hypot_share(x, y, z),
          lambda y_dot, z, x, y: y_dot * _hypot_share(y, x, z)),
     vjp=(lambda z_bar, z, x, y: z_bar * _hypot_share(x, y, z),
@@ -649,7 +681,7 @@ def _share2(t: Any) -> Any:
 # d/dx logaddexp(x, y) = sigmoid(x - y), not exp(x - z): x - z carries the rounding of z
 # (|z| ulps: 30 for softplus near x = 30), and exp(x - z) is NaN at x = inf
 logaddexp = Primitive(
-    "logaddexp", np.logaddexp,
+    "logaddexp", rounded(np.logaddexp),
     jvp=(lambda x_dot, z, x, y: x_dot * sigmoid(x - y),
          lambda y_dot, z, x, y: y_dot * sigmoid(y - x)),
     vjp=(lambda z_bar, z, x, y: z_bar * sigmoid(x - y),
@@ -659,7 +691,7 @@ logaddexp = Primitive(
     lower=low.Lowering(low.logaddexp(False), ulps=2, at_least=1.0),
 )
 logaddexp2 = Primitive(
-    "logaddexp2", np.logaddexp2,
+    "logaddexp2", rounded(np.logaddexp2),
     jvp=(lambda x_dot, z, x, y: x_dot * _share2(x - y),
          lambda y_dot, z, x, y: y_dot * _share2(y - x)),
     vjp=(lambda z_bar, z, x, y: z_bar * _share2(x - y),
