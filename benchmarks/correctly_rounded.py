@@ -6,8 +6,9 @@ diffkit's eager primitives compute them in 64-bit long double and round once to 
 (x86's extended precision: within 2^-11 ulp of correct rounding;
 ``diffkit.primitives.extended.rounded``). This prints, per function, the largest error in
 ulps over random points against mpmath at 40 digits for numpy, glibc and diffkit's eager
-primitive, and the time per 10^6 points of numpy and of diffkit's primitive, one run on
-one core:
+primitive, and the time per 10^6 points of numpy and of diffkit's primitive; then the time
+of diffkit's eager gradient of ``sum(f(x))`` (value and first derivative, whose rule is
+evaluated in long double too), one run on one core:
 
     python benchmarks/correctly_rounded.py            # 2,000 points per function
     python benchmarks/correctly_rounded.py --points 500
@@ -23,6 +24,8 @@ import time
 import mpmath
 import numpy as np
 
+import diffkit as dk
+import diffkit.numpy as dnp
 from diffkit.primitives import table
 
 if hasattr(os, "sched_setaffinity"):
@@ -95,5 +98,16 @@ def main() -> None:
                   f"{t_ours / t_fast:.0f}x |")
 
 
+def gradients() -> None:
+    """The eager reverse-mode gradient of sum(f(x)) at 10^6 random points, per function."""
+    rng = np.random.default_rng(1)
+    print("\n| function | eager gradient ms |\n|---|---|")
+    for name, (prim, rest, _, _, (low, high)) in FUNCTIONS.items():
+        f = getattr(dnp, prim)
+        grad = dk.grad(lambda v, f=f, rest=rest: dnp.sum(f(v, *rest)))
+        print(f"| {name} | {seconds(grad, rng.uniform(low, high, 10**6)) * 1e3:.1f} |")
+
+
 if __name__ == "__main__":
     main()
+    gradients()

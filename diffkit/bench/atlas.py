@@ -897,6 +897,8 @@ def measure(case: Case, methods: Sequence[str] = tuple(METHODS), n: int = 400,
             records.append(rec)
             continue
         for q, run in runs.items():
+            if q not in ref:  # (a reference of fewer quantities: the others are not measured)
+                continue
             try:
                 got = np.asarray(_quiet(run), dtype=float).reshape(xs.shape)
             except Exception as exc:  # noqa: BLE001  (a peer's or a rule's failure: reported)

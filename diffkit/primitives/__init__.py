@@ -86,7 +86,7 @@ def source(name: str) -> dict[str, list[str]]:
     def text(fn: Any) -> str:
         fn = getattr(fn, "func", fn)  # Each(...) rules
         d = inspect.getclosurevars(fn).nonlocals.get("d") if inspect.isfunction(fn) else None
-        fn = d or fn  # unary primitives: the rule is x_dot * d(y, x) / y_bar * d(y, x)
+        fn = inspect.unwrap(d or fn)  # unary primitives: the rule is x_dot * d(y, x) ...
         try:
             return inspect.getsource(fn).strip()
         except (OSError, TypeError):
@@ -95,5 +95,8 @@ def source(name: str) -> dict[str, list[str]]:
     joint = prim.jvp_pair or prim.jvp_joint
     jvp = [text(joint)] if joint else [text(r) for r in prim.jvp]
     vjp = [text(prim.vjp.rule)] if isinstance(prim.vjp, Each) else [text(r) for r in prim.vjp]
-    return {"numpy": [text(prim.impl)], "sympy": [text(prim.sympy)] if prim.sympy else [],
+    numpy = text(prim.impl)
+    if prim.ufunc is not None and getattr(prim.impl, "__wrapped__", None) is prim.ufunc:
+        numpy = f"np.{prim.ufunc.__name__} in 64-bit long double, rounded once (extended.rounded)"
+    return {"numpy": [numpy], "sympy": [text(prim.sympy)] if prim.sympy else [],
             "jvp": list(dict.fromkeys(jvp)), "vjp": list(dict.fromkeys(vjp))}

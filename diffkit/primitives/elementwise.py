@@ -32,7 +32,11 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], sa
           sympy: Callable[..., Any], array_api: str | Callable | None = None,
           **facts: Any) -> Primitive:
     """A unary elementwise primitive from its derivative ``d(y, x)``, which reads ``saves``;
-    ``facts`` are the entry's other fields (``lower=``, ``taylor=`` …)."""
+    ``facts`` are the entry's other fields (``lower=``, ``taylor=`` …). An elementary
+    function rounded once (``impl = rounded(np.f)``) that saves x has its derivative's value
+    rounded once too (:func:`_once`)."""
+    if _ufunc(impl) is not None and impl is not _ufunc(impl) and "x" in saves.split():
+        d = _once(d, impl if "y" in saves.split() else None)
     return Primitive(
         name, impl,
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
@@ -40,6 +44,44 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], sa
         saves=(saves,), sympy=sympy, broadcasts=True,
         ufunc=_ufunc(impl), array_api=array_api, **facts,
     )
+
+
+def _once(d: Callable[[Any, Any], Any], impl: Callable | None) -> Callable[[Any, Any], Any]:
+    """``d(y, x)``, but on a plain float64 x (a first derivative's value: nothing traced or
+    differentiated again) the rule runs in long double, y recomputed there by ``impl``
+    where the rule reads it, and its value is rounded once: ``1 + tan² x`` from a rounded
+    tan x takes its rounding twice (1.6 ulps)."""
+    @functools.wraps(d)
+    def rule(y: Any, x: Any) -> Any:
+        if not _double(x):
+            return d(y, x)
+        wide = np.asarray(x, np.longdouble)
+        return _narrow(d(None if impl is None else impl(wide), wide))
+    return rule
+
+
+def _wide(rule: Callable[..., Any], impl: Callable | None = None) -> Callable[..., Any]:
+    """:func:`_once` for a binary function's JVP or VJP rule ``rule(t, z, x, y)`` (t the
+    tangent or adjoint, kept as it is; z recomputed by ``impl`` where the rule reads it)."""
+    @functools.wraps(rule)
+    def wide(t: Any, z: Any, x: Any, y: Any) -> Any:
+        if not (_double(t) and _double(x) and _double(y)):
+            return rule(t, z, x, y)
+        xw, yw = np.asarray(x, np.longdouble), np.asarray(y, np.longdouble)
+        return _narrow(rule(t, None if impl is None else impl(xw, yw), xw, yw))
+    return wide
+
+
+def _narrow(v: Any) -> Any:
+    """A long double result rounded once to a double (a number for a number)."""
+    return np.float64(v) if np.ndim(v) == 0 else np.asarray(v).astype(np.float64)
+
+
+def _double(v: Any) -> bool:
+    """Whether v is a plain float64 value (not traced, not differentiated again), where
+    long double has more digits than a double."""
+    return EXTENDED and (type(v) in (float, int, np.float64)
+                         or type(v) is np.ndarray and v.dtype == np.float64)
 
 
 def _ufunc(impl: Callable) -> np.ufunc | None:
@@ -93,7 +135,7 @@ sin = unary("sin", rounded(np.sin), lambda y, x: cos(x), "x", lambda sp, x: sp.s
             taylor=series.pair(np.sin, np.cos, -1.0, 0), complex=True)
 cos = unary("cos", rounded(np.cos), lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x),
             lower=low.libm("cos"), taylor=series.pair(np.sin, np.cos, -1.0, 1), complex=True)
-tan = unary("tan", rounded(np.tan), lambda y, x: 1.0 + y * y, "y", lambda sp, x: sp.tan(x),
+tan = unary("tan", rounded(np.tan), lambda y, x: 1.0 + y * y, "y x", lambda sp, x: sp.tan(x),
             lower=low.libm("tan"),
             taylor=series.ode(np.tan, lambda y, m: (m == 0) + series.square(y, m)), complex=True)
 
@@ -339,13 +381,15 @@ def _power(x: Any, y: Any) -> Any:
     """
     if np.ndim(y) == 0 and y in (0, 1, 2, 0.5, -1):
         return np.power(x, y)
+    kind = np.result_type(x)
     if EXTENDED and np.isrealobj(y) and np.ndim(y) == 0 and y % 1 == 0.5 and abs(y) < 8 \
-            and np.result_type(x) == np.float64:
+            and kind in (np.float64, np.longdouble):
         wide = np.asarray(x, np.longdouble)
         with np.errstate(divide="ignore", invalid="ignore"):  # (said by numpy's power below)
-            out = (np.power(wide, y - 0.5) * np.sqrt(wide)).astype(np.float64)
+            out = np.power(wide, y - 0.5) * np.sqrt(wide)
         edge = (wide == 0) | np.isinf(wide) | (wide < 0)  # (0 · inf, NaN: numpy's power)
-        return np.where(edge, np.power(x, y), out) if edge.any() else out
+        out = (np.where(edge, np.power(wide, y), out) if edge.any() else out).astype(kind)
+        return out[()] if out.ndim == 0 else out
     return _POWER(x, y)
 
 
@@ -371,11 +415,11 @@ def _dpow_dy(z: Any, x: Any) -> Any:
 
 power = Primitive(
     "power", _power,
-    jvp=(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y),
-         lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x)),
-    vjp=(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y),
-         lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x)),
-    saves=("x y", "z x"),
+    jvp=(_wide(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y)),
+         _wide(lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x), _power)),
+    vjp=(_wide(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y)),
+         _wide(lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x), _power)),
+    saves=("x y", "z x y"),  # (y too: the rule rounded once recomputes z from x and y)
     sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, array_api="pow",
     lower=low.Lowering(low.power, "{0} ** {1}", ulps=low.SIMD_ULPS["pow"]),
     taylor=series.power,
@@ -471,7 +515,7 @@ def _dcbrt(y: Any, x: Any) -> Any:
 cbrt = unary("cbrt", rounded(np.cbrt), _dcbrt, "y x", lambda sp, x: sp.real_root(x, 3),
              lambda xp, x: xp.sign(x) * xp.abs(x) ** (1.0 / 3.0),
              lower=low.Lowering(low.cbrt, ulps=2))
-exp2 = unary("exp2", rounded(np.exp2), lambda y, x: LN2 * y, "y", lambda sp, x: 2**x,
+exp2 = unary("exp2", rounded(np.exp2), lambda y, x: LN2 * y, "y x", lambda sp, x: 2**x,
              lambda xp, x: xp.pow(2.0, x), lower=low.libm("exp2"), complex=True)
 # (expm1' = exp(x), not y + 1: y + 1 is 1 + (a number near -1) for x < 0, every digit lost
 # by x = -37)
@@ -632,10 +676,10 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
 
 arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
     "arctan2", rounded(np.arctan2),
-    jvp=(lambda a_dot, z, a, b: a_dot * _over_square(a, b, 1),
-         lambda b_dot, z, a, b: -b_dot * _over_square(a, b, 0)),
-    vjp=(lambda z_bar, z, a, b: z_bar * _over_square(a, b, 1),
-         lambda z_bar, z, a, b: -z_bar * _over_square(a, b, 0)),
+    jvp=(_wide(lambda a_dot, z, a, b: a_dot * _over_square(a, b, 1)),
+         _wide(lambda b_dot, z, a, b: -b_dot * _over_square(a, b, 0))),
+    vjp=(_wide(lambda z_bar, z, a, b: z_bar * _over_square(a, b, 1)),
+         _wide(lambda z_bar, z, a, b: -z_bar * _over_square(a, b, 0))),
     saves=("a b", "a b"),
     sympy=lambda sp, a, b: sp.atan2(a, b), broadcasts=True, ufunc=np.arctan2, array_api="atan2",
     lower=low.libm("atan2"),
@@ -658,10 +702,10 @@ def _hypot_share(a: Any, b: Any, z: Any) -> Any:
 
 hypot = Primitive(
     "hypot", rounded(np.hypot),
-    jvp=(lambda x_dot, z, x, y: x_dot * _hypot_share(x, y, z),
-         lambda y_dot, z, x, y: y_dot * _hypot_share(y, x, z)),
-    vjp=(lambda z_bar, z, x, y: z_bar * _hypot_share(x, y, z),
-         lambda z_bar, z, x, y: z_bar * _hypot_share(y, x, z)),
+    jvp=(_wide(lambda x_dot, z, x, y: x_dot * _hypot_share(x, y, z), np.hypot),
+         _wide(lambda y_dot, z, x, y: y_dot * _hypot_share(y, x, z), np.hypot)),
+    vjp=(_wide(lambda z_bar, z, x, y: z_bar * _hypot_share(x, y, z), np.hypot),
+         _wide(lambda z_bar, z, x, y: z_bar * _hypot_share(y, x, z), np.hypot)),
     saves=("z x y", "z x y"),
     sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2), broadcasts=True, ufunc=np.hypot,
     lower=low.libm("hypot"),
@@ -682,20 +726,20 @@ def _share2(t: Any) -> Any:
 # (|z| ulps: 30 for softplus near x = 30), and exp(x - z) is NaN at x = inf
 logaddexp = Primitive(
     "logaddexp", rounded(np.logaddexp),
-    jvp=(lambda x_dot, z, x, y: x_dot * sigmoid(x - y),
-         lambda y_dot, z, x, y: y_dot * sigmoid(y - x)),
-    vjp=(lambda z_bar, z, x, y: z_bar * sigmoid(x - y),
-         lambda z_bar, z, x, y: z_bar * sigmoid(y - x)),
+    jvp=(_wide(lambda x_dot, z, x, y: x_dot * sigmoid(x - y)),
+         _wide(lambda y_dot, z, x, y: y_dot * sigmoid(y - x))),
+    vjp=(_wide(lambda z_bar, z, x, y: z_bar * sigmoid(x - y)),
+         _wide(lambda z_bar, z, x, y: z_bar * sigmoid(y - x))),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)), broadcasts=True, ufunc=np.logaddexp,
     lower=low.Lowering(low.logaddexp(False), ulps=2, at_least=1.0),
 )
 logaddexp2 = Primitive(
     "logaddexp2", rounded(np.logaddexp2),
-    jvp=(lambda x_dot, z, x, y: x_dot * _share2(x - y),
-         lambda y_dot, z, x, y: y_dot * _share2(y - x)),
-    vjp=(lambda z_bar, z, x, y: z_bar * _share2(x - y),
-         lambda z_bar, z, x, y: z_bar * _share2(y - x)),
+    jvp=(_wide(lambda x_dot, z, x, y: x_dot * _share2(x - y)),
+         _wide(lambda y_dot, z, x, y: y_dot * _share2(y - x))),
+    vjp=(_wide(lambda z_bar, z, x, y: z_bar * _share2(x - y)),
+         _wide(lambda z_bar, z, x, y: z_bar * _share2(y - x))),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
     array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,

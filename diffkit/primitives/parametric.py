@@ -35,7 +35,7 @@ from .elementwise import abs, exp, log, maximum, no_closed_form, power, sign  # 
 from .incomplete_gamma import gammainc_da as _gammainc_da_impl
 from .incomplete_gamma import regularized
 from .lowering import SCIPY
-from .extended import EXTENDED
+from .extended import EXTENDED, PI
 from .polygamma_negative import BERNOULLI
 from .special import (_jax_special, _plain, _sp, beta, betaln, gamma, gammaln, polygamma,
                       scipy_special, xlog1py, xlogy)
@@ -80,11 +80,14 @@ def _asymptotic(v: Any, u: Any, weight: Callable[[int], float] = lambda k: 1.0) 
     """sum_k w(k) c_k u^k, 40 terms, c_k those of ive(v, x) ~ (2 pi x)^-1/2 sum_k c_k x^-k:
     c_0 = 1, c_k = c_(k-1) ((2k - 1)^2 - 4 v^2) / (8k), with 1/sqrt(2 pi) folded in. For
     x >= 20 + v^2 the terms fall below 1e-17 before they grow again (the smallest is about
-    e^-2x). Numbers or primitives alike (v a constant), so it differentiates again."""
-    c, mu, terms = 1.0 / math.sqrt(2.0 * math.pi), 4.0 * v * v, []
+    e^-2x). Numbers or primitives alike (v a constant), so it differentiates again; in long
+    double where u is."""
+    wide = getattr(u, "dtype", None) == np.longdouble
+    c = 1 / np.sqrt(2 * PI) if wide else 1.0 / math.sqrt(2.0 * math.pi)
+    mu, terms = 4.0 * v * v, []
     for k in range(40):
         if k:
-            c = c * ((2 * k - 1) ** 2 - mu) * (1.0 / (8 * k))
+            c = c * ((2 * k - 1) ** 2 - mu) / (8 * k)
         terms.append(c * weight(k))
     total = 0.0
     for t in reversed(terms):  # Horner's rule
@@ -102,7 +105,7 @@ def _bessel_i(v: Any, x: Any, scaled: bool) -> Any:
     not real (x < 0, v not an integer) and for complex values, SciPy's.
 
     >>> float(_bessel_i(1.0, 1e-300, scaled=False)), float(_bessel_i(0.0, -1e300, scaled=True))
-    (5e-301, 3.989422804014327e-151)
+    (5e-301, 3.9894228040143264e-151)
     """
     special = scipy_special()
     out = special.ive(v, x) if scaled else special.iv(v, x)
@@ -136,6 +139,11 @@ def _bessel_i(v: Any, x: Any, scaled: bool) -> Any:
         if EXTENDED and middle.any():
             out = np.array(out, dtype=float)
             out[middle] = sign[middle] * _series_long(order[middle], a[middle], scaled)
+        if EXTENDED and far.any():  # (the asymptotic series and e^a in long double)
+            wide = a[far].astype(np.longdouble)
+            big = wide ** -0.5 * _asymptotic(order[far].astype(np.longdouble), 1 / wide)
+            out = np.array(out, dtype=float)
+            out[far] = sign[far] * (big if scaled else big * np.exp(wide)).astype(float)
     return out[()] if out.ndim == 0 else out
 
 
