@@ -404,9 +404,10 @@ def ahead(records: list[dict[str, Any]], ours: Sequence[str] = DIFFKIT) -> list[
     0.4998 are both 0.5): one dict per function, quantity and diffkit method, with
     ``ulps`` (diffkit's), ``best`` (the peer's) and ``peer``.
 
-    >>> ahead([{"function": "exp", "key": "reverse", "value": {"max": 0.59}, "d1": None},
-    ...        {"function": "exp", "key": "torch", "value": {"max": 0.51}, "d1": None}])
-    [{'function': 'exp', 'quantity': 'value', 'method': 'reverse', 'ulps': 0.59, 'best': 0.51, 'peer': 'torch'}]
+    >>> rows = ahead([{"function": "exp", "key": "reverse", "value": {"max": 0.59}, "d1": None},
+    ...               {"function": "exp", "key": "torch", "value": {"max": 0.51}, "d1": None}])
+    >>> [(r["quantity"], r["method"], r["ulps"], r["peer"], r["best"]) for r in rows]
+    [('value', 'reverse', 0.59, 'torch', 0.51)]
     """
     def printed(v: float) -> float:
         return float(fmt_ulps(v))

@@ -111,12 +111,12 @@ def _zero(y: Any, x: Any) -> np.ndarray:
     return np.zeros(shape(y))
 
 
-exp = unary("exp", rounded(np.exp), lambda y, x: y, "y", lambda sp, x: sp.exp(x), lower=low.libm("exp"),
-            taylor=series.ode(np.exp, lambda y, m: y[m]), complex=True)
+exp = unary("exp", rounded(np.exp), lambda y, x: y, "y", lambda sp, x: sp.exp(x),
+            lower=low.libm("exp"), taylor=series.ode(np.exp, lambda y, m: y[m]), complex=True)
 log = unary("log", rounded(np.log), lambda y, x: 1.0 / x, "x", lambda sp, x: sp.log(x),
             lower=low.libm("log"), taylor=series.log, complex=True)
-log1p = unary("log1p", rounded(np.log1p), lambda y, x: 1.0 / (1.0 + x), "x", lambda sp, x: sp.log(1 + x),
-              lower=low.libm("log1p"), complex=True)
+log1p = unary("log1p", rounded(np.log1p), lambda y, x: 1.0 / (1.0 + x), "x",
+              lambda sp, x: sp.log(1 + x), lower=low.libm("log1p"), complex=True)
 
 
 def _dsqrt(y: Any, x: Any) -> Any:
@@ -131,8 +131,8 @@ def _dsqrt(y: Any, x: Any) -> Any:
 
 sqrt = unary("sqrt", np.sqrt, _dsqrt, "y x", lambda sp, x: sp.sqrt(x),
              lower=low.libm("sqrt"), taylor=series.sqrt, complex=True)
-sin = unary("sin", rounded(np.sin), lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x), lower=low.libm("sin"),
-            taylor=series.pair(np.sin, np.cos, -1.0, 0), complex=True)
+sin = unary("sin", rounded(np.sin), lambda y, x: cos(x), "x", lambda sp, x: sp.sin(x),
+            lower=low.libm("sin"), taylor=series.pair(np.sin, np.cos, -1.0, 0), complex=True)
 cos = unary("cos", rounded(np.cos), lambda y, x: -sin(x), "x", lambda sp, x: sp.cos(x),
             lower=low.libm("cos"), taylor=series.pair(np.sin, np.cos, -1.0, 1), complex=True)
 tan = unary("tan", rounded(np.tan), lambda y, x: 1.0 + y * y, "y x", lambda sp, x: sp.tan(x),
@@ -271,8 +271,8 @@ def _darctan(x: Any) -> Any:
     return _reciprocal(*_sum_of_squares(_clip(x * sigma), sigma, b_exact=True), sigma) * sigma
 
 
-arctan = unary("arctan", rounded(np.arctan), lambda y, x: _darctan(x), "x", lambda sp, x: sp.atan(x),
-               "atan", lower=low.libm("atan"), complex=True)
+arctan = unary("arctan", rounded(np.arctan), lambda y, x: _darctan(x), "x",
+               lambda sp, x: sp.atan(x), "atan", lower=low.libm("atan"), complex=True)
 sinh = unary("sinh", rounded(np.sinh), lambda y, x: cosh(x), "x", lambda sp, x: sp.sinh(x),
              lower=low.libm("sinh"), taylor=series.pair(np.sinh, np.cosh, 1.0, 0), complex=True)
 cosh = unary("cosh", rounded(np.cosh), lambda y, x: sinh(x), "x", lambda sp, x: sp.cosh(x),
@@ -532,7 +532,8 @@ def _hypot1(x: Any) -> Any:
 # beyond 1.3e154, and rounds before the difference is taken near x = 1)
 arcsinh = unary("arcsinh", rounded(np.arcsinh), lambda y, x: 1.0 / _hypot1(x), "x",
                 lambda sp, x: sp.asinh(x), "asinh", lower=low.libm("asinh"), complex=True)
-arccosh = unary("arccosh", rounded(np.arccosh), lambda y, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)), "x",
+arccosh = unary("arccosh", rounded(np.arccosh),
+                lambda y, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)), "x",
                 lambda sp, x: sp.acosh(x), "acosh", lower=low.libm("acosh"), complex=True)
 arctanh = unary("arctanh", rounded(np.arctanh), lambda y, x: 1.0 / _one_minus_square(x), "x",
                 lambda sp, x: sp.atanh(x), "atanh", lower=low.libm("atanh"), complex=True)

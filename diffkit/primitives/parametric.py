@@ -331,9 +331,10 @@ def _beta_density(a: Any, b: Any, x: Any) -> Any:
     As the product ``power(x, a - 1) power(1 - x, b - 1) / B(a, b)`` wherever no factor
     over- or underflows (1 - x is exact from x = 1/2, and within half an ulp below):
     within 3 ulps; on values (not traced, not differentiated again) the same product in long
-    double, rounded once: within an ulp and B's rounding. ``exp((a - 1) log x + (b - 1) log1p(-x) - log B(a, b))`` takes the
-    rounding of its exponent (290 ulps at x = 1e-291): it is kept where a factor would
-    overflow. Each form sees harmless values (a = b = 2, x = 1/2) where the other is taken.
+    double, rounded once: within an ulp and B's rounding.
+    ``exp((a - 1) log x + (b - 1) log1p(-x) - log B(a, b))`` takes the rounding of its
+    exponent (290 ulps at x = 1e-291): it is kept where a factor would overflow. Each form
+    sees harmless values (a = b = 2, x = 1/2) where the other is taken.
 
     >>> round(float(_beta_density(0.5, 2.5, 0.25)) * float(beta(0.5, 2.5)), 15)
     1.299038105676658

@@ -126,12 +126,12 @@ def _gammaln(x: Any) -> Any:
     ulps). Next to the zeros on the negative axis (-2.457, -2.747, -3.144 ..., where
     |Gamma| = 1) the reflection formula cancels, in long double too; there the C library's
     lgamma, element by element (0.6 us each), keeps its digits (within 2.4 ulps; SciPy's
-    6e5 at -2.457). Complex values and infinities: SciPy's."""
+    6e5 at -2.457). float32 values and infinities: SciPy's."""
     x = np.asarray(x)
     out = scipy_special().gammaln(x)
-    if x.dtype.kind == "c":
+    if out.dtype != np.float64:  # (float32: SciPy's)
         return out
-    out = np.array(out, dtype=float)
+    out = np.array(out)
     with np.errstate(all="ignore"):
         own = np.isfinite(x)
         if np.any(own):
