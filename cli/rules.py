@@ -80,7 +80,7 @@ def _unary_derivative(name: str) -> str | None:
     prim = primitives.table()[name]
     if len(prim.jvp) != 1 or prim.jvp_joint is not None:
         return None
-    d = inspect.getclosurevars(prim.jvp[0]).nonlocals.get("d")
+    d = primitives.unary_derivative(prim.jvp[0])
     if d is None:
         return None
     try:
@@ -134,7 +134,7 @@ def _helpers(name: str, derivative: str) -> list[str]:
 
     from diffkit import primitives
 
-    d = inspect.getclosurevars(primitives.table()[name].jvp[0]).nonlocals.get("d")
+    d = primitives.unary_derivative(primitives.table()[name].jvp[0])
     scope = getattr(d, "__globals__", {})
     out = []
     for node in ast.walk(ast.parse(derivative, mode="eval")):

@@ -63,7 +63,17 @@ def table() -> dict[str, Primitive]:
 
 
 __all__ = [name for name, v in list(globals().items()) if isinstance(v, Primitive)] + [
-    "families", "is_complex", "source", "sum_to", "table", "to_input"]
+    "families", "is_complex", "source", "sum_to", "table", "to_input", "unary_derivative"]
+
+
+def unary_derivative(rule: Any) -> Any:
+    """The derivative ``d(y, x)`` that a unary primitive's JVP or VJP rule multiplies by (as
+    written: not its long double form, ``extended.rounded_derivative``), or None for another
+    rule."""
+    import inspect
+
+    d = inspect.getclosurevars(rule).nonlocals.get("d") if inspect.isfunction(rule) else None
+    return None if d is None else inspect.unwrap(d)
 
 
 def source(name: str) -> dict[str, list[str]]:
@@ -85,8 +95,7 @@ def source(name: str) -> dict[str, list[str]]:
 
     def text(fn: Any) -> str:
         fn = getattr(fn, "func", fn)  # Each(...) rules
-        d = inspect.getclosurevars(fn).nonlocals.get("d") if inspect.isfunction(fn) else None
-        fn = inspect.unwrap(d or fn)  # unary primitives: the rule is x_dot * d(y, x) ...
+        fn = unary_derivative(fn) or fn  # unary primitives: x_dot * d(y, x) / y_bar * d(y, x)
         try:
             return inspect.getsource(fn).strip()
         except (OSError, TypeError):

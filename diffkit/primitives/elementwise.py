@@ -22,7 +22,7 @@ import numpy as np
 from ..core import Box, NotApplicable, Primitive, primal, shape
 from . import lowering as low
 from . import patterns, series
-from .extended import EXTENDED, rounded
+from .extended import EXTENDED, rounded, rounded_derivative, rounded_rule
 from . import sinc_derivative as sinc_series
 from .compare import mask, select, without_derivatives
 from .structure import align
@@ -34,9 +34,9 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], sa
     """A unary elementwise primitive from its derivative ``d(y, x)``, which reads ``saves``;
     ``facts`` are the entry's other fields (``lower=``, ``taylor=`` …). An elementary
     function rounded once (``impl = rounded(np.f)``) that saves x has its derivative's value
-    rounded once too (:func:`_once`)."""
+    rounded once too (:func:`~.extended.rounded_derivative`)."""
     if _ufunc(impl) is not None and impl is not _ufunc(impl) and "x" in saves.split():
-        d = _once(d, impl if "y" in saves.split() else None)
+        d = rounded_derivative(d, impl if "y" in saves.split() else None)
     return Primitive(
         name, impl,
         jvp=(lambda x_dot, y, x: x_dot * d(y, x),),
@@ -44,44 +44,6 @@ def unary(name: str, impl: np.ufunc | Callable, d: Callable[[Any, Any], Any], sa
         saves=(saves,), sympy=sympy, broadcasts=True,
         ufunc=_ufunc(impl), array_api=array_api, **facts,
     )
-
-
-def _once(d: Callable[[Any, Any], Any], impl: Callable | None) -> Callable[[Any, Any], Any]:
-    """``d(y, x)``, but on a plain float64 x (a first derivative's value: nothing traced or
-    differentiated again) the rule runs in long double, y recomputed there by ``impl``
-    where the rule reads it, and its value is rounded once: ``1 + tan² x`` from a rounded
-    tan x takes its rounding twice (1.6 ulps)."""
-    @functools.wraps(d)
-    def rule(y: Any, x: Any) -> Any:
-        if not _double(x):
-            return d(y, x)
-        wide = np.asarray(x, np.longdouble)
-        return _narrow(d(None if impl is None else impl(wide), wide))
-    return rule
-
-
-def _wide(rule: Callable[..., Any], impl: Callable | None = None) -> Callable[..., Any]:
-    """:func:`_once` for a binary function's JVP or VJP rule ``rule(t, z, x, y)`` (t the
-    tangent or adjoint, kept as it is; z recomputed by ``impl`` where the rule reads it)."""
-    @functools.wraps(rule)
-    def wide(t: Any, z: Any, x: Any, y: Any) -> Any:
-        if not (_double(t) and _double(x) and _double(y)):
-            return rule(t, z, x, y)
-        xw, yw = np.asarray(x, np.longdouble), np.asarray(y, np.longdouble)
-        return _narrow(rule(t, None if impl is None else impl(xw, yw), xw, yw))
-    return wide
-
-
-def _narrow(v: Any) -> Any:
-    """A long double result rounded once to a double (a number for a number)."""
-    return np.float64(v) if np.ndim(v) == 0 else np.asarray(v).astype(np.float64)
-
-
-def _double(v: Any) -> bool:
-    """Whether v is a plain float64 value (not traced, not differentiated again), where
-    long double has more digits than a double."""
-    return EXTENDED and (type(v) in (float, int, np.float64)
-                         or type(v) is np.ndarray and v.dtype == np.float64)
 
 
 def _ufunc(impl: Callable) -> np.ufunc | None:
@@ -415,10 +377,10 @@ def _dpow_dy(z: Any, x: Any) -> Any:
 
 power = Primitive(
     "power", _power,
-    jvp=(_wide(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y)),
-         _wide(lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x), _power)),
-    vjp=(_wide(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y)),
-         _wide(lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x), _power)),
+    jvp=(rounded_rule(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y)),
+         rounded_rule(lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x), _power)),
+    vjp=(rounded_rule(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y)),
+         rounded_rule(lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x), _power)),
     saves=("x y", "z x y"),  # (y too: the rule rounded once recomputes z from x and y)
     sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, array_api="pow",
     lower=low.Lowering(low.power, "{0} ** {1}", ulps=low.SIMD_ULPS["pow"]),
@@ -677,10 +639,10 @@ fmod = Primitive(  # C's fmod: x - trunc(x / y) y, the sign of x
 
 arctan2 = Primitive(  # arctan2(y, x), the angle of the point (x, y); named a, b here
     "arctan2", rounded(np.arctan2),
-    jvp=(_wide(lambda a_dot, z, a, b: a_dot * _over_square(a, b, 1)),
-         _wide(lambda b_dot, z, a, b: -b_dot * _over_square(a, b, 0))),
-    vjp=(_wide(lambda z_bar, z, a, b: z_bar * _over_square(a, b, 1)),
-         _wide(lambda z_bar, z, a, b: -z_bar * _over_square(a, b, 0))),
+    jvp=(rounded_rule(lambda a_dot, z, a, b: a_dot * _over_square(a, b, 1)),
+         rounded_rule(lambda b_dot, z, a, b: -b_dot * _over_square(a, b, 0))),
+    vjp=(rounded_rule(lambda z_bar, z, a, b: z_bar * _over_square(a, b, 1)),
+         rounded_rule(lambda z_bar, z, a, b: -z_bar * _over_square(a, b, 0))),
     saves=("a b", "a b"),
     sympy=lambda sp, a, b: sp.atan2(a, b), broadcasts=True, ufunc=np.arctan2, array_api="atan2",
     lower=low.libm("atan2"),
@@ -703,10 +665,10 @@ def _hypot_share(a: Any, b: Any, z: Any) -> Any:
 
 hypot = Primitive(
     "hypot", rounded(np.hypot),
-    jvp=(_wide(lambda x_dot, z, x, y: x_dot * _hypot_share(x, y, z), np.hypot),
-         _wide(lambda y_dot, z, x, y: y_dot * _hypot_share(y, x, z), np.hypot)),
-    vjp=(_wide(lambda z_bar, z, x, y: z_bar * _hypot_share(x, y, z), np.hypot),
-         _wide(lambda z_bar, z, x, y: z_bar * _hypot_share(y, x, z), np.hypot)),
+    jvp=(rounded_rule(lambda x_dot, z, x, y: x_dot * _hypot_share(x, y, z), np.hypot),
+         rounded_rule(lambda y_dot, z, x, y: y_dot * _hypot_share(y, x, z), np.hypot)),
+    vjp=(rounded_rule(lambda z_bar, z, x, y: z_bar * _hypot_share(x, y, z), np.hypot),
+         rounded_rule(lambda z_bar, z, x, y: z_bar * _hypot_share(y, x, z), np.hypot)),
     saves=("z x y", "z x y"),
     sympy=lambda sp, x, y: sp.sqrt(x**2 + y**2), broadcasts=True, ufunc=np.hypot,
     lower=low.libm("hypot"),
@@ -727,20 +689,20 @@ def _share2(t: Any) -> Any:
 # (|z| ulps: 30 for softplus near x = 30), and exp(x - z) is NaN at x = inf
 logaddexp = Primitive(
     "logaddexp", rounded(np.logaddexp),
-    jvp=(_wide(lambda x_dot, z, x, y: x_dot * sigmoid(x - y)),
-         _wide(lambda y_dot, z, x, y: y_dot * sigmoid(y - x))),
-    vjp=(_wide(lambda z_bar, z, x, y: z_bar * sigmoid(x - y)),
-         _wide(lambda z_bar, z, x, y: z_bar * sigmoid(y - x))),
+    jvp=(rounded_rule(lambda x_dot, z, x, y: x_dot * sigmoid(x - y)),
+         rounded_rule(lambda y_dot, z, x, y: y_dot * sigmoid(y - x))),
+    vjp=(rounded_rule(lambda z_bar, z, x, y: z_bar * sigmoid(x - y)),
+         rounded_rule(lambda z_bar, z, x, y: z_bar * sigmoid(y - x))),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)), broadcasts=True, ufunc=np.logaddexp,
     lower=low.Lowering(low.logaddexp(False), ulps=2, at_least=1.0),
 )
 logaddexp2 = Primitive(
     "logaddexp2", rounded(np.logaddexp2),
-    jvp=(_wide(lambda x_dot, z, x, y: x_dot * _share2(x - y)),
-         _wide(lambda y_dot, z, x, y: y_dot * _share2(y - x))),
-    vjp=(_wide(lambda z_bar, z, x, y: z_bar * _share2(x - y)),
-         _wide(lambda z_bar, z, x, y: z_bar * _share2(y - x))),
+    jvp=(rounded_rule(lambda x_dot, z, x, y: x_dot * _share2(x - y)),
+         rounded_rule(lambda y_dot, z, x, y: y_dot * _share2(y - x))),
+    vjp=(rounded_rule(lambda z_bar, z, x, y: z_bar * _share2(x - y)),
+         rounded_rule(lambda z_bar, z, x, y: z_bar * _share2(y - x))),
     saves=("x y", "x y"),
     sympy=lambda sp, x, y: sp.log(2**x + 2**y, 2), broadcasts=True, ufunc=np.logaddexp2,
     array_api=lambda xp, x, y: xp.logaddexp(x * LN2, y * LN2) / LN2,

@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Box, DiffkitError, Primitive
+from ..core import DiffkitError, Primitive
 from .compare import mask, select
 from .elementwise import abs, exp, log, maximum, no_closed_form, power, sign  # noqa: A004
 from .incomplete_gamma import gammainc_da as _gammainc_da_impl
 from .incomplete_gamma import regularized
 from .lowering import SCIPY
-from .extended import EXTENDED, PI
+from .extended import EXTENDED, PI, narrow, plain_double
 from .polygamma_negative import BERNOULLI
 from .special import (_jax_special, _plain, _sp, beta, betaln, gamma, gammaln, polygamma,
                       scipy_special, xlog1py, xlogy)
@@ -344,10 +344,10 @@ def _beta_density(a: Any, b: Any, x: Any) -> Any:
     log_b = betaln(a, b)
     ok = _below(xlogy(a - 1.0, maximum(x, 1e-300)), xlog1py(b - 1.0, -x), abs(log_b))
     a_p, b_p, x_p = select(ok, a, 2.0), select(ok, b, 2.0), select(ok, x, 0.5)
-    if EXTENDED and not any(isinstance(v, Box) for v in (a, b, x)):  # a value: rounded once
+    if all(plain_double(v) for v in (a, b, x)):  # a value: rounded once
         a_l, b_l, x_l = (np.asarray(v, np.longdouble) for v in (a_p, b_p, x_p))
-        product = (np.power(x_l, a_l - 1) * np.power(1 - x_l, b_l - 1)
-                   / np.asarray(beta(a_p, b_p), np.longdouble)).astype(np.float64)
+        product = narrow(np.power(x_l, a_l - 1) * np.power(1 - x_l, b_l - 1)
+                         / np.asarray(beta(a_p, b_p), np.longdouble))
     else:
         product = power(x_p, a_p - 1.0) * power(1.0 - x_p, b_p - 1.0) / beta(a_p, b_p)
     x_e = select(ok, 0.5, x)
