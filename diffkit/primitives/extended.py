@@ -103,8 +103,10 @@ def rounded_rule(rule: Callable[..., Any], impl: Callable | None = None) -> Call
 
 
 def narrow(v: Any) -> Any:
-    """A long double result rounded once to a double (a number for a number)."""
-    return np.float64(v) if np.ndim(v) == 0 else np.asarray(v).astype(np.float64)
+    """A long double result rounded once to a double (a number for a number; where the
+    double overflows numpy warns, as the ufunc would)."""
+    out = np.asarray(v).astype(np.float64)
+    return out[()] if out.ndim == 0 else out
 
 
 def plain_double(v: Any) -> bool:
