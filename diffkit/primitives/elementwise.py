@@ -375,11 +375,16 @@ def _dpow_dy(z: Any, x: Any) -> Any:
     return select(at_zero, 0.0, z * log(select(at_zero, 1.0, x)))
 
 
+def _small_integer(y: Any) -> bool:
+    """A constant exponent 0, 1 or 2, whose x-derivative 0, 1, 2x is exact in doubles."""
+    return np.ndim(y) == 0 and not isinstance(y, Box) and y in (0, 1, 2)
+
+
 power = Primitive(
     "power", _power,
-    jvp=(rounded_rule(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y)),
+    jvp=(rounded_rule(lambda x_dot, z, x, y: x_dot * _dpow_dx(x, y), exact=_small_integer),
          rounded_rule(lambda y_dot, z, x, y: y_dot * _dpow_dy(z, x), _power)),
-    vjp=(rounded_rule(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y)),
+    vjp=(rounded_rule(lambda z_bar, z, x, y: z_bar * _dpow_dx(x, y), exact=_small_integer),
          rounded_rule(lambda z_bar, z, x, y: z_bar * _dpow_dy(z, x), _power)),
     saves=("x y", "z x y"),  # (y too: the rule rounded once recomputes z from x and y)
     sympy=lambda sp, x, y: x**y, broadcasts=True, ufunc=np.power, array_api="pow",

@@ -89,13 +89,14 @@ def rounded_derivative(d: Callable[[Any, Any], Any], impl: Callable | None
     return rule
 
 
-def rounded_rule(rule: Callable[..., Any], impl: Callable | None = None) -> Callable[..., Any]:
+def rounded_rule(rule: Callable[..., Any], impl: Callable | None = None,
+                 exact: Callable[[Any], bool] = lambda y: False) -> Callable[..., Any]:
     """:func:`rounded_derivative` for a binary function's JVP or VJP rule ``rule(t, z, x, y)``
     (t the tangent or adjoint, kept as it is; z recomputed by ``impl`` where the rule reads
-    it)."""
+    it); not where ``exact(y)``: the rule is exact in doubles there (x ** 2: 2x)."""
     @functools.wraps(rule)
     def wide(t: Any, z: Any, x: Any, y: Any) -> Any:
-        if not (plain_double(t) and plain_double(x) and plain_double(y)):
+        if exact(y) or not (plain_double(t) and plain_double(x) and plain_double(y)):
             return rule(t, z, x, y)
         xw, yw = np.asarray(x, np.longdouble), np.asarray(y, np.longdouble)
         return narrow(rule(t, None if impl is None else impl(xw, yw), xw, yw))
